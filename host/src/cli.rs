@@ -1,0 +1,115 @@
+//! The command line: every setting is a flag and an environment variable.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "herald", version, about = "Herald: a marketing-automation platform server")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct StoreArgs {
+    /// Where the embedded store and the media area live.
+    #[arg(long, env = "HERALD_DATA_DIR", default_value = "data", global = true)]
+    pub data_dir: PathBuf,
+    /// A postgres:// URL; absent means the embedded SQLite store in the data directory.
+    #[arg(long, env = "HERALD_DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the REST API (on first start of an empty data directory, with the demo instances).
+    Serve(ServeArgs),
+    /// Define instances and their data model.
+    Instance {
+        #[command(subcommand)]
+        command: InstanceCommand,
+    },
+    /// Manage API credentials.
+    Credentials {
+        #[command(subcommand)]
+        command: CredentialsCommand,
+    },
+    /// Fill an instance with generated recipients (with a progress bar).
+    Seed(SeedArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Address of the REST API ({base_url}).
+    #[arg(long, env = "HERALD_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Optional second address for the open extensions endpoint ({extensions_base_url}).
+    #[arg(long, env = "HERALD_EXTENSIONS_LISTEN")]
+    pub extensions_listen: Option<String>,
+    /// Do not create the demo instances on the first start.
+    #[arg(long, env = "HERALD_NO_DEMO")]
+    pub no_demo: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InstanceCommand {
+    /// Create or update the instances of a definition file (TOML). Idempotent; changes that
+    /// would lose data are refused.
+    Apply {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The definition file.
+        file: PathBuf,
+    },
+    /// List the instances.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ScopeArg {
+    /// Public Api: every public operation.
+    Public,
+    /// App Api: the Register API only (for devices).
+    App,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CredentialsCommand {
+    /// Create a credential; prints the client id and secret once (only a hash is stored).
+    Create {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The instance (customerId).
+        #[arg(long)]
+        instance: String,
+        #[arg(long, value_enum)]
+        scope: ScopeArg,
+        /// What the credential is for.
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// Revoke a credential (takes effect within 30 seconds on every node).
+    Revoke {
+        #[command(flatten)]
+        store: StoreArgs,
+        client_id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SeedArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The instance (customerId).
+    #[arg(long)]
+    pub instance: String,
+    /// How many recipients to add.
+    #[arg(long)]
+    pub count: u64,
+}

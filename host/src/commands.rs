@@ -1,0 +1,131 @@
+//! The subcommands other than `serve`'s server itself: thin wrappers that open the store and call
+//! the library.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+
+use crate::auth::secret;
+use crate::cli::{Command, CredentialsCommand, InstanceCommand, ScopeArg, StoreArgs};
+use crate::model::{DefinitionFile, Model};
+use crate::server::{self, ServerConfig};
+use crate::store::{ControlDb, TenantDb};
+use crate::tenants::{self, demo};
+
+/// Refuses a PostgreSQL URL until that backend exists, rather than silently using SQLite.
+fn control(store: &StoreArgs) -> anyhow::Result<&Path> {
+    if let Some(url) = &store.database_url {
+        let scheme = url.split(':').next().unwrap_or("");
+        bail!("--database-url ({scheme}:...) is not supported yet: this build stores data in SQLite under --data-dir only");
+    }
+    Ok(&store.data_dir)
+}
+
+pub async fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Serve(args) => {
+            let data_dir = control(&args.store)?.to_path_buf();
+            let running = server::start(ServerConfig {
+                data_dir,
+                listen: args.listen,
+                extensions_listen: args.extensions_listen,
+                demo: !args.no_demo,
+                refresh_interval: Duration::from_secs(2),
+            })
+            .await?;
+            if running.demo {
+                print!("{}", demo::banner(&format!("http://{}", running.addr)));
+            }
+            shutdown_signal().await;
+            tracing::info!("shutting down");
+            running.stop().await
+        }
+        Command::Instance { command: InstanceCommand::Apply { store, file } } => {
+            let dir = control(&store)?;
+            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let def = DefinitionFile::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            std::fs::create_dir_all(dir)?;
+            let db = ControlDb::open(dir).await?;
+            for applied in tenants::apply(dir, &db, &def).await? {
+                if applied.created {
+                    println!("{}: created", applied.customer_id);
+                } else if applied.changes.is_empty() {
+                    println!("{}: unchanged data model", applied.customer_id);
+                } else {
+                    println!("{}: {} change(s)", applied.customer_id, applied.changes.len());
+                    for c in &applied.changes {
+                        println!("  {c:?}");
+                    }
+                }
+            }
+            Ok(())
+        }
+        Command::Instance { command: InstanceCommand::List { store } } => {
+            let db = ControlDb::open(control(&store)?).await?;
+            for i in db.instances().await? {
+                println!(
+                    "{}\t{}\tdaily cap {}\trevision {}",
+                    i.settings.customer_id,
+                    i.settings.environment.name(),
+                    i.settings.effective_daily_cap(),
+                    i.revision
+                );
+            }
+            Ok(())
+        }
+        Command::Credentials { command: CredentialsCommand::Create { store, instance, scope, description } } => {
+            let db = ControlDb::open(control(&store)?).await?;
+            if db.instance(&instance).await?.is_none() {
+                bail!("no instance '{instance}'");
+            }
+            let scope = match scope {
+                ScopeArg::Public => "public",
+                ScopeArg::App => "app",
+            };
+            let (id, secret) = secret::generate();
+            db.insert_credential(&id, &instance, &secret::hash(&secret), scope, &description).await?;
+            println!("client_id={id}\nclient_secret={secret}\n(the secret is shown once; only its hash is stored)");
+            Ok(())
+        }
+        Command::Credentials { command: CredentialsCommand::Revoke { store, client_id } } => {
+            let db = ControlDb::open(control(&store)?).await?;
+            if !db.revoke_credential(&client_id).await? {
+                bail!("no active credential '{client_id}'");
+            }
+            println!("{client_id}: revoked");
+            Ok(())
+        }
+        Command::Seed(args) => {
+            let dir = control(&args.store)?;
+            let db = ControlDb::open(dir).await?;
+            let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;
+            let model = Model::new(record.model).map_err(anyhow::Error::msg)?;
+            let tenant = TenantDb::open(dir, &args.instance).await?;
+            let added = crate::seed::seed(&tenant, &model, args.count, true).await?;
+            println!("{}: added {added} recipients ({} in all)", args.instance, tenant.count_recipients().await?);
+            Ok(())
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

@@ -1,0 +1,100 @@
+//! Batch operations (`:batchUpdateRecords`, `:batchDeleteRecords`) shared by One-To-Many tables
+//! and Global Data Tables. A batch holds at most 1000 entries (more: 400, nothing written). It is
+//! not transactional: each entry succeeds or fails on its own, and the 200 response reports each
+//! entry's outcome in request order:
+//!
+//! `{"results": [{"index": 0, "id": "P1", "status": "created"}, ...], "succeeded": 1, "failed": 0}`
+//!
+//! with status `created`, `updated`, `deleted`, `notFound` or `invalid` (with a `message`).
+
+use serde_json::{json, Map, Value as Json};
+
+use super::error::{ApiError, ApiResult};
+use super::wire;
+use crate::model::{Formats, TableDef, Value};
+use crate::store::tenant::{EntryOutcome, TableRef};
+use crate::tenants::Tenant;
+
+pub const MAX_BATCH: usize = 1000;
+
+fn entries(body: &Json) -> ApiResult<&Vec<Json>> {
+    let items = body.as_array().ok_or_else(|| ApiError::bad("a batch body must be a JSON array"))?;
+    if items.len() > MAX_BATCH {
+        return Err(ApiError::bad(format!("a batch holds at most {MAX_BATCH} entries; this one has {}", items.len())));
+    }
+    Ok(items)
+}
+
+fn report(ids: Vec<Option<Json>>, outcomes: Vec<EntryOutcome>) -> Json {
+    let mut succeeded = 0;
+    let results: Vec<Json> = ids
+        .into_iter()
+        .zip(outcomes)
+        .enumerate()
+        .map(|(index, (id, outcome))| {
+            let mut entry = Map::new();
+            entry.insert("index".into(), index.into());
+            if let Some(id) = id {
+                entry.insert("id".into(), id);
+            }
+            let status = match outcome {
+                EntryOutcome::Created => "created",
+                EntryOutcome::Updated => "updated",
+                EntryOutcome::Deleted => "deleted",
+                EntryOutcome::NotFound => "notFound",
+                EntryOutcome::Invalid(message) => {
+                    entry.insert("message".into(), message.into());
+                    "invalid"
+                }
+            };
+            if matches!(status, "created" | "updated" | "deleted") {
+                succeeded += 1;
+            }
+            entry.insert("status".into(), status.into());
+            Json::Object(entry)
+        })
+        .collect();
+    let failed = results.len() - succeeded;
+    json!({ "results": results, "succeeded": succeeded, "failed": failed })
+}
+
+/// The identifier of a record body, for the report.
+fn id_of(table: &TableDef, record: &Json) -> Option<Json> {
+    record.get(&table.identifier().name).filter(|v| !v.is_null()).cloned()
+}
+
+pub async fn update(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult<Json> {
+    let formats = &tenant.model.formats;
+    let items = entries(body)?;
+    let ids = items.iter().map(|r| id_of(t.def, r)).collect();
+    let parsed = items.iter().map(|r| wire::table_assignments(t.def, r, formats)).collect();
+    let outcomes = tenant.db.batch_upsert(t, parsed).await?;
+    Ok(report(ids, outcomes))
+}
+
+pub async fn delete(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult<Json> {
+    let items = entries(body)?;
+    let ids: Vec<Option<Json>> = items.iter().map(|id| Some(id.clone())).collect();
+    let parsed = items.iter().map(|id| identifier_value(t.def, id, &tenant.model.formats)).collect();
+    let outcomes = tenant.db.batch_delete(t, parsed).await?;
+    Ok(report(ids, outcomes))
+}
+
+/// An identifier given in a batch delete: a string (the spec), or a number for NUMBER identifiers.
+fn identifier_value(table: &TableDef, id: &Json, formats: &Formats) -> Result<Value, String> {
+    let field = table.identifier();
+    let value = match id {
+        Json::String(s) => Value::from_text(field.ty, s, formats),
+        other => Value::from_json(field.ty, other, formats),
+    }
+    .map_err(|e| format!("identifier {} {e}", field.name))?;
+    if value.is_null() {
+        return Err(format!("identifier {} is empty", field.name));
+    }
+    Ok(value)
+}
+
+/// An identifier from a path segment (decoded twice already).
+pub fn path_identifier(table: &TableDef, text: &str, formats: &Formats) -> ApiResult<Value> {
+    identifier_value(table, &Json::String(text.to_string()), formats).map_err(ApiError::BadRequest)
+}

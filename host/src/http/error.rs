@@ -1,0 +1,111 @@
+//! The platform's error format: a status code, and an empty body except for 400 and 409, which
+//! carry `{"message": ...}` saying what is wrong. Faults (5xx) are logged and never explained to
+//! the client.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::rsql::FilterError;
+use crate::store::StoreError;
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[derive(Debug)]
+pub enum ApiError {
+    BadRequest(String),
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    NotAcceptable,
+    Conflict(String),
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    /// A filter names a selector that does not exist (the spec's 422).
+    UnknownSelector,
+    Internal(anyhow::Error),
+}
+
+impl ApiError {
+    pub fn bad(message: impl Into<String>) -> ApiError {
+        ApiError::BadRequest(message.into())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, message) = match self {
+            ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, Some(m)),
+            ApiError::Conflict(m) => (StatusCode::CONFLICT, Some(m)),
+            ApiError::Unauthorized => {
+                let mut r = StatusCode::UNAUTHORIZED.into_response();
+                r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"herald\""));
+                return r;
+            }
+            ApiError::Forbidden => (StatusCode::FORBIDDEN, None),
+            ApiError::NotFound => (StatusCode::NOT_FOUND, None),
+            ApiError::NotAcceptable => (StatusCode::NOT_ACCEPTABLE, None),
+            ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, None),
+            ApiError::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, None),
+            ApiError::UnknownSelector => (StatusCode::UNPROCESSABLE_ENTITY, None),
+            ApiError::Internal(e) => {
+                tracing::error!(error = ?e, "request failed");
+                (StatusCode::INTERNAL_SERVER_ERROR, None)
+            }
+        };
+        match message {
+            Some(m) => (status, axum::Json(json!({ "message": m }))).into_response(),
+            None => status.into_response(),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        match e {
+            StoreError::Conflict(m) => ApiError::Conflict(m),
+            StoreError::Invalid(m) => ApiError::BadRequest(m),
+            StoreError::Db(e) => ApiError::Internal(e.into()),
+        }
+    }
+}
+
+impl From<FilterError> for ApiError {
+    fn from(e: FilterError) -> ApiError {
+        match e {
+            FilterError::UnknownSelector(_) => ApiError::UnknownSelector,
+            FilterError::Invalid(m) => ApiError::BadRequest(m),
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> ApiError {
+        match r {
+            JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType,
+            JsonRejection::JsonSyntaxError(e) => ApiError::bad(format!("the body is not valid JSON: {}", e.body_text())),
+            JsonRejection::JsonDataError(e) => ApiError::bad(format!("the body does not fit: {}", e.body_text())),
+            r if r.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge,
+            r => ApiError::bad(format!("the body could not be read: {}", r.body_text())),
+        }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> ApiError {
+        ApiError::bad(format!("invalid path: {}", r.body_text()))
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> ApiError {
+        ApiError::bad(format!("invalid query string: {}", r.body_text()))
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> ApiError {
+        ApiError::Internal(e)
+    }
+}

@@ -1,0 +1,85 @@
+//! Extractors whose rejections are the platform's own errors: JSON bodies, paths, queries, and
+//! the authenticated caller with its instance.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequest, FromRequestParts};
+use axum::http::header;
+use axum::http::request::Parts;
+use percent_encoding::percent_decode_str;
+
+use super::error::ApiError;
+use super::ApiContext;
+use crate::auth::{Principal, Scope};
+use crate::tenants::Tenant;
+
+/// A JSON body; malformed bodies are 400 with a message, other media types 415, too large 413.
+#[derive(FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct AppJson<T>(pub T);
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct AppPath<T>(pub T);
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct AppQuery<T>(pub T);
+
+/// The second decoding of a path segment (the spec encodes special characters twice; the router
+/// has decoded once). `+` stays a plus.
+pub fn decode_twice(once: &str) -> Result<String, ApiError> {
+    percent_decode_str(once)
+        .decode_utf8()
+        .map(|s| s.into_owned())
+        .map_err(|_| ApiError::bad("a path segment is not UTF-8 after decoding"))
+}
+
+/// A caller with a valid credential of any scope, and its instance.
+pub struct Caller {
+    pub principal: Principal,
+    pub tenant: Arc<Tenant>,
+}
+
+impl FromRequestParts<ApiContext> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &ApiContext) -> Result<Caller, ApiError> {
+        let header = parts.headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).ok_or(ApiError::Unauthorized)?;
+        let principal = ctx.auth.check_header(header).await.map_err(ApiError::from)?.ok_or(ApiError::Unauthorized)?;
+        let tenant = ctx.tenants.get(&principal.customer_id).ok_or(ApiError::Unauthorized)?;
+        Ok(Caller { principal, tenant })
+    }
+}
+
+/// A caller with the Public Api scope: every public operation. App Api credentials get 403.
+pub struct PublicCaller {
+    pub tenant: Arc<Tenant>,
+}
+
+impl FromRequestParts<ApiContext> for PublicCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &ApiContext) -> Result<PublicCaller, ApiError> {
+        let caller = Caller::from_request_parts(parts, ctx).await?;
+        if caller.principal.scope != Scope::Public {
+            return Err(ApiError::Forbidden);
+        }
+        Ok(PublicCaller { tenant: caller.tenant })
+    }
+}
+
+/// A raw body (for methods whose body is optional); too large is 413 with no body.
+pub struct AppBytes(pub axum::body::Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for AppBytes {
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<AppBytes, ApiError> {
+        match axum::body::Bytes::from_request(req, state).await {
+            Ok(b) => Ok(AppBytes(b)),
+            Err(r) if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::PayloadTooLarge),
+            Err(r) => Err(ApiError::bad(format!("the body could not be read: {}", r.body_text()))),
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Global Data API: the instance's global values. CREATED and MODIFIED are milliseconds since
+//! the Unix epoch (UTC), as numeric strings; PUBLISH is "true" or "false".
+
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value as Json_};
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{AppJson, AppPath, PublicCaller};
+use super::ApiContext;
+use crate::model::{GlobalDataDef, Value};
+use crate::store::tenant::GlobalValue;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/globaldata", get(list))
+        .route("/globaldata/", get(list))
+        .route("/globaldata/{name}", get(read).put(update))
+}
+
+/// `{NAME, TYPE, DESCRIPTION}`: the list form, also served by Discovery.
+pub(super) fn list_item(g: &GlobalDataDef) -> Json_ {
+    json!({ "NAME": g.name, "TYPE": g.ty.name(), "DESCRIPTION": g.description.clone().unwrap_or_default() })
+}
+
+async fn list(caller: PublicCaller) -> Json<Vec<Json_>> {
+    Json(caller.tenant.model.def.global_data.iter().map(list_item).collect())
+}
+
+fn single(g: &GlobalDataDef, v: &GlobalValue) -> Json_ {
+    json!({
+        "NAME": g.name,
+        "TYPE": g.ty.name(),
+        "VALUE": v.value.clone().unwrap_or_default(),
+        "DESCRIPTION": g.description.clone().unwrap_or_default(),
+        "PUBLISH": g.publish.to_string(),
+        "CREATED": v.created.to_string(),
+        "MODIFIED": v.modified.to_string(),
+    })
+}
+
+async fn read(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
+    let t = &caller.tenant;
+    let g = t.model.def.global_data_item(&name).ok_or(ApiError::NotFound)?;
+    let v = t.db.global_value(&g.name).await?;
+    let v = v.unwrap_or(GlobalValue { value: None, created: 0, modified: 0 });
+    Ok(Json(single(g, &v)))
+}
+
+/// PUT `{"VALUE": "..."}`: the value is validated against the item's TYPE. A JSON number or
+/// boolean is taken as its text; `null` or `""` clears the value.
+async fn update(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Json<Json_>> {
+    let t = &caller.tenant;
+    let g = t.model.def.global_data_item(&name).ok_or(ApiError::NotFound)?;
+    let object = body.as_object().ok_or_else(|| ApiError::bad("the body must be a JSON object {\"VALUE\": ...}"))?;
+    if let Some(other) = object.keys().find(|k| k.as_str() != "VALUE") {
+        return Err(ApiError::bad(format!("unknown member '{other}' (the body holds only VALUE)")));
+    }
+    let text = match object.get("VALUE") {
+        None => return Err(ApiError::bad("the body needs VALUE")),
+        Some(Json_::Null) => String::new(),
+        Some(Json_::String(s)) => s.clone(),
+        Some(v @ (Json_::Number(_) | Json_::Bool(_))) => v.to_string(),
+        Some(_) => return Err(ApiError::bad("VALUE must be a string")),
+    };
+    let value = Value::from_text(g.ty, &text, &t.model.formats).map_err(|e| ApiError::bad(format!("VALUE of {} {e}", g.name)))?;
+    let stored = (!value.is_null()).then(|| value.to_text(&t.model.formats));
+    let v = t.db.set_global_value(&g.name, stored.as_deref()).await?;
+    Ok(Json(single(g, &v)))
+}

@@ -1,0 +1,76 @@
+//! The REST API (axum). One module per resource, each with its own `router()`; this module
+//! merges them, owns the shared state and the cross-cutting layers (content negotiation, body
+//! limit, tracing), and runs the listeners.
+
+mod batch;
+mod discovery;
+mod error;
+mod extract;
+mod global_data;
+mod negotiate;
+mod oauth;
+mod recipient_data;
+mod recipients;
+mod register;
+mod tables;
+mod wire;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
+use axum::Router;
+use tower_http::trace::TraceLayer;
+
+pub use error::{ApiError, ApiResult};
+
+use crate::auth::Authenticator;
+use crate::model::Model;
+use crate::rsql::{self, Condition, Selectors};
+use crate::tenants::Tenants;
+
+/// The largest request body accepted (spec: 20 MB).
+pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
+
+/// State shared by every handler.
+#[derive(Clone)]
+pub struct ApiContext {
+    pub tenants: Arc<Tenants>,
+    pub auth: Arc<Authenticator>,
+}
+
+/// The REST API under `{base_url}`.
+pub fn api_router(ctx: ApiContext) -> Router {
+    let json_api = Router::new()
+        .merge(recipients::router())
+        .merge(recipient_data::router())
+        .merge(global_data::router())
+        .merge(tables::router())
+        .merge(discovery::router())
+        .merge(register::router())
+        .layer(middleware::from_fn(negotiate::json_only));
+    Router::new()
+        .merge(json_api)
+        .merge(oauth::router())
+        .fallback(|| async { ApiError::NotFound })
+        .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
+        .layer(middleware::map_response(|mut r: axum::response::Response| async move {
+            negotiate::label_json(&mut r);
+            r
+        }))
+        .layer(TraceLayer::new_for_http())
+        .with_state(ctx)
+}
+
+/// The open extensions endpoint under `{extensions_base_url}`. Extensions are not served yet:
+/// every path answers 404 until the extension host lands.
+pub fn extensions_router() -> Router {
+    Router::new().fallback(|| async { ApiError::NotFound })
+}
+
+/// Parses and compiles an optional `filter` query parameter against `selectors`.
+pub(crate) fn filter_condition(filter: Option<&str>, selectors: &dyn Selectors, model: &Model) -> ApiResult<Option<Condition>> {
+    let Some(text) = filter else { return Ok(None) };
+    let node = rsql::parse(text).map_err(|e| ApiError::bad(e.to_string()))?;
+    Ok(Some(rsql::compile(&node, selectors, &model.formats, rsql::Dialect::Sqlite)?))
+}

@@ -1,0 +1,68 @@
+//! POST /oauth2/token: the OAuth 2.0 client-credentials grant. Takes form data (`grant_type`,
+//! `client_id`, `client_secret`), or the client in a Basic header (RFC 6749 2.3.1). Answers the
+//! standard fields `access_token`, `token_type` (Bearer), `expires_in` (7200) and `scope`.
+//! Wrong client credentials: 401 with an empty body; a malformed request: 400 with `message`
+//! and the OAuth `error` code.
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::json;
+
+use super::error::{ApiError, ApiResult};
+use super::extract::AppBytes;
+use super::ApiContext;
+use crate::auth::decode_basic;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().route("/oauth2/token", post(token))
+}
+
+fn oauth_error(code: &str, message: &str) -> Response {
+    (StatusCode::BAD_REQUEST, Json(json!({ "error": code, "message": message }))).into_response()
+}
+
+async fn token(State(ctx): State<ApiContext>, headers: HeaderMap, AppBytes(body): AppBytes) -> ApiResult<Response> {
+    let is_form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"));
+    if !is_form {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let form: HashMap<String, String> = match serde_urlencoded::from_bytes(&body) {
+        Ok(f) => f,
+        Err(_) => return Ok(oauth_error("invalid_request", "the body is not valid form data")),
+    };
+    match form.get("grant_type").map(String::as_str) {
+        None => return Ok(oauth_error("invalid_request", "grant_type is required")),
+        Some("client_credentials") => {}
+        Some(_) => return Ok(oauth_error("unsupported_grant_type", "only grant_type=client_credentials is supported")),
+    }
+    let from_header = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")))
+        .and_then(decode_basic);
+    let (id, secret) = match (form.get("client_id"), form.get("client_secret"), from_header) {
+        (Some(id), Some(secret), _) => (id.clone(), secret.clone()),
+        (_, _, Some(pair)) => pair,
+        _ => return Ok(oauth_error("invalid_request", "client_id and client_secret are required")),
+    };
+    let principal = ctx.auth.check_secret(&id, &secret).await?.ok_or(ApiError::Unauthorized)?;
+    if ctx.tenants.get(&principal.customer_id).is_none() {
+        return Err(ApiError::Unauthorized);
+    }
+    let (access_token, expires_in) = ctx.auth.issue(&principal);
+    let body = json!({
+        "access_token": access_token,
+        "token_type": "Bearer",
+        "expires_in": expires_in,
+        "scope": principal.scope.name(),
+    });
+    Ok((StatusCode::OK, [(header::CACHE_CONTROL, "no-store"), (header::PRAGMA, "no-cache")], Json(body)).into_response())
+}

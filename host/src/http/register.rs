@@ -1,0 +1,35 @@
+//! The Register API: what App Api credentials (embedded in devices) may call.
+//!
+//! POST /register/recipients `{"personData": {...}}` creates a recipient from the fields the
+//! instance lists in its `register.fields` (any other field: 400). The answer is 201 with
+//! `{"recipientId": <value>}` and nothing else, so a device learns no stored data; a unique value
+//! that is taken is 409.
+
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{json, Value as Json_};
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{AppJson, Caller};
+use super::{wire, ApiContext};
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().route("/register/recipients", post(register))
+}
+
+async fn register(caller: Caller, AppJson(body): AppJson<Json_>) -> ApiResult<(StatusCode, Json<Json_>)> {
+    let t = &caller.tenant;
+    let model = &t.model;
+    let person_data = wire::person_data(&body)?;
+    if let Some(name) = person_data.keys().find(|k| !model.def.register.fields.contains(k)) {
+        return Err(ApiError::bad(format!(
+            "field '{name}' cannot be set through the Register API (allowed: {})",
+            model.def.register.fields.join(", ")
+        )));
+    }
+    let values = wire::assignments("Person Data", &model.def.person_data, person_data, &model.formats).map_err(ApiError::BadRequest)?;
+    let r = t.db.create_recipient(model, values).await?;
+    let id_index = model.def.person_data.iter().position(|f| f.name == model.def.recipient_id).expect("validated");
+    Ok((StatusCode::CREATED, Json(json!({ "recipientId": r.values[id_index].to_json(&model.formats) }))))
+}

@@ -1,0 +1,116 @@
+//! Global Data Tables: names, records (all, filtered, one by identifier), create, upsert, delete,
+//! batches and truncation. Tables themselves are defined by the operator, not through the API.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value as Json_};
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{decode_twice, AppBytes, AppJson, AppPath, AppQuery, PublicCaller};
+use super::{batch, filter_condition, wire, ApiContext};
+use crate::model::TableDef;
+use crate::store::tenant::{gdt_table, TableRef, Upserted};
+use crate::tenants::Tenant;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/globaldata/tables", get(names))
+        .route("/globaldata/tables/", get(names))
+        .route("/globaldata/tables/{table}", get(records))
+        .route("/globaldata/tables/{table}/record", post(create))
+        .route("/globaldata/tables/{table}/record/{record_id}", get(read).put(upsert).delete(remove))
+        .route("/globaldata/tables/{table}/{method}", post(method))
+}
+
+fn table<'a>(t: &'a Tenant, name: &str) -> ApiResult<TableRef<'a>> {
+    let def: &TableDef = t.model.def.global_data_table(name).ok_or(ApiError::NotFound)?;
+    Ok(TableRef { sql_name: gdt_table(&def.name), def, recipient: None })
+}
+
+async fn names(caller: PublicCaller) -> Json<Vec<String>> {
+    Json(caller.tenant.model.def.global_data_tables.iter().map(|t| t.name.clone()).collect())
+}
+
+#[derive(Deserialize)]
+struct FilterQuery {
+    filter: Option<String>,
+}
+
+async fn records(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<FilterQuery>) -> ApiResult<Json<Vec<Json_>>> {
+    let t = &caller.tenant;
+    let scope = table(t, &name)?;
+    let condition = filter_condition(q.filter.as_deref(), scope.def, &t.model)?;
+    let records = t.db.records(&scope, condition.as_ref()).await?;
+    Ok(Json(records.iter().map(|v| wire::record_json(&scope.def.fields, v, &t.model.formats)).collect()))
+}
+
+/// POST `/record`: creates a record; 409 when its identifier exists.
+async fn create(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
+    let t = &caller.tenant;
+    let scope = table(t, &name)?;
+    let values = wire::table_assignments(scope.def, &body, &t.model.formats).map_err(ApiError::BadRequest)?;
+    t.db.insert_record(&scope, &values).await?;
+    let id_index = scope.def.fields.iter().position(|f| f.identifier).expect("validated");
+    let id = values.iter().find(|(i, _)| *i == id_index).map(|(_, v)| v.clone()).expect("insert checked it");
+    let stored = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
+    Ok((StatusCode::CREATED, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
+}
+
+async fn read(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<Json_>> {
+    let t = &caller.tenant;
+    let scope = table(t, &name)?;
+    let id = batch::path_identifier(scope.def, &decode_twice(&id)?, &t.model.formats)?;
+    let record = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
+    Ok(Json(wire::record_json(&scope.def.fields, &record, &t.model.formats)))
+}
+
+/// PUT: upserts the record the path names (201 created, 200 updated). An identifier in the body
+/// must equal the path's.
+async fn upsert(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
+    let t = &caller.tenant;
+    let scope = table(t, &name)?;
+    let id = batch::path_identifier(scope.def, &decode_twice(&id)?, &t.model.formats)?;
+    let mut values = wire::table_assignments(scope.def, &body, &t.model.formats).map_err(ApiError::BadRequest)?;
+    let id_index = scope.def.fields.iter().position(|f| f.identifier).expect("validated");
+    if values.iter().any(|(i, v)| *i == id_index && *v != id) {
+        return Err(ApiError::bad(format!("{} in the body differs from the path", scope.def.identifier().name)));
+    }
+    values.retain(|(i, _)| *i != id_index);
+    values.push((id_index, id.clone()));
+    let done = t.db.upsert_record(&scope, &values).await?;
+    let stored = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
+    let status = if done == Upserted::Created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
+}
+
+async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<StatusCode> {
+    let t = &caller.tenant;
+    let scope = table(t, &name)?;
+    let id = batch::path_identifier(scope.def, &decode_twice(&id)?, &t.model.formats)?;
+    if t.db.delete_record(&scope, &id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+/// `:truncateTable` (no body), `:batchUpdateRecords` and `:batchDeleteRecords` (JSON arrays).
+async fn method(caller: PublicCaller, AppPath((name, method)): AppPath<(String, String)>, AppBytes(body): AppBytes) -> ApiResult<Json<Json_>> {
+    let t = &caller.tenant;
+    let scope = table(t, &name)?;
+    let parse = |body: &[u8]| -> ApiResult<Json_> {
+        serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("the body is not valid JSON: {e}")))
+    };
+    match method.as_str() {
+        ":truncateTable" => {
+            let deleted = t.db.truncate(&scope).await?;
+            Ok(Json(json!({ "deleted": deleted })))
+        }
+        ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &parse(&body)?).await?)),
+        ":batchDeleteRecords" => Ok(Json(batch::delete(t, &scope, &parse(&body)?).await?)),
+        _ => Err(ApiError::NotFound),
+    }
+}

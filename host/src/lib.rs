@@ -1,0 +1,12 @@
+//! Herald: a marketing-automation platform server. See ARCHITECTURE.md for the map.
+
+pub mod auth;
+pub mod cli;
+pub mod commands;
+pub mod http;
+pub mod model;
+pub mod rsql;
+pub mod seed;
+pub mod server;
+pub mod store;
+pub mod tenants;

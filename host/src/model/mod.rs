@@ -1,0 +1,77 @@
+//! An instance's data model: the operator's declarative definition, its validation, the typed
+//! values of its fields, and the plan for changing a live instance without losing data.
+
+pub mod definition;
+pub mod evolve;
+pub mod format;
+mod validate;
+pub mod value;
+
+pub use definition::{DEMO, 
+    DataModel, DefinitionFile, Environment, FieldType, GlobalDataDef, InstanceSettings, NamedFilter, PersonField,
+    TableDef, TableField,
+};
+pub use format::Pattern;
+pub use validate::{validate_customer_id, validate_settings};
+pub use value::Value;
+
+use crate::rsql::Selectors;
+
+/// The instance's date and timestamp formats, compiled.
+#[derive(Debug, Clone)]
+pub struct Formats {
+    pub date: Pattern,
+    pub timestamp: Pattern,
+}
+
+impl Formats {
+    pub fn new(date: &str, timestamp: &str) -> Result<Formats, String> {
+        let date_pattern = Pattern::parse(date).map_err(|e| format!("date_format: {e}"))?;
+        if !date_pattern.is_date_only() {
+            return Err(format!("date_format '{date}' must not hold time elements"));
+        }
+        let timestamp = Pattern::parse(timestamp).map_err(|e| format!("timestamp_format: {e}"))?;
+        Ok(Formats { date: date_pattern, timestamp })
+    }
+}
+
+/// A validated data model with its compiled formats.
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub def: DataModel,
+    pub formats: Formats,
+}
+
+impl Model {
+    /// Validates `def`; the error lists every problem found, one per line.
+    pub fn new(def: DataModel) -> Result<Model, String> {
+        let formats = Formats::new(&def.date_format, &def.timestamp_format)?;
+        let model = Model { def, formats };
+        let problems = validate::problems(&model);
+        if problems.is_empty() {
+            Ok(model)
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+}
+
+/// The SQL column that holds a field: its name, quoted. Names are validated to be plain
+/// identifiers, and internal columns start with `_`, so the two never meet.
+pub fn column(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Filters on recipients select Person Data fields by name.
+impl Selectors for DataModel {
+    fn lookup(&self, selector: &str) -> Option<(String, FieldType)> {
+        self.person_field(selector).map(|f| (column(&f.name), f.ty))
+    }
+}
+
+/// Filters on table records select the table's fields by name.
+impl Selectors for TableDef {
+    fn lookup(&self, selector: &str) -> Option<(String, FieldType)> {
+        self.field(selector).map(|f| (column(&f.name), f.ty))
+    }
+}

@@ -1,0 +1,171 @@
+//! Typed field values: how they are read from JSON and text, and written back to JSON in the
+//! instance's formats. Numbers are IEEE doubles (integers are exact up to 2^53 and are written
+//! back without a fraction); dates and timestamps carry no zone and are taken as UTC.
+
+use chrono::{NaiveDate, NaiveDateTime};
+use serde_json::Value as Json;
+
+use super::definition::FieldType;
+use super::Formats;
+
+/// One field's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Text(String),
+    Number(f64),
+    Bool(bool),
+    Date(NaiveDate),
+    Timestamp(NaiveDateTime),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Reads a value of a field of type `ty` from JSON. `null` and `""` are the empty value (the
+    /// spec clears a field sent "empty or null"). Types are strict: a number field takes a JSON
+    /// number, a boolean field a JSON boolean, date and timestamp fields a string in the
+    /// instance's format (ISO 8601 is accepted too).
+    pub fn from_json(ty: FieldType, json: &Json, formats: &Formats) -> Result<Value, String> {
+        match json {
+            Json::Null => return Ok(Value::Null),
+            Json::String(s) if s.is_empty() => return Ok(Value::Null),
+            _ => {}
+        }
+        match (ty, json) {
+            (FieldType::String, Json::String(s)) => Ok(Value::Text(s.clone())),
+            (FieldType::Number, Json::Number(n)) => n
+                .as_f64()
+                .filter(|f| f.is_finite())
+                .map(Value::Number)
+                .ok_or_else(|| "expects a finite NUMBER".to_string()),
+            (FieldType::Boolean, Json::Bool(b)) => Ok(Value::Bool(*b)),
+            (FieldType::Date | FieldType::Timestamp, Json::String(s)) => Value::from_text(ty, s, formats),
+            (FieldType::String, _) => Err("expects a STRING (a JSON string)".into()),
+            (FieldType::Number, _) => Err("expects a NUMBER (a JSON number)".into()),
+            (FieldType::Boolean, _) => Err("expects a BOOLEAN (true or false)".into()),
+            (FieldType::Date, _) => Err(format!("expects a DATE as a string '{}'", formats.date.source())),
+            (FieldType::Timestamp, _) => {
+                Err(format!("expects a TIMESTAMP as a string '{}'", formats.timestamp.source()))
+            }
+        }
+    }
+
+    /// Reads a value from text (Global Data VALUE strings, identifiers in paths).
+    pub fn from_text(ty: FieldType, text: &str, formats: &Formats) -> Result<Value, String> {
+        if text.is_empty() {
+            return Ok(Value::Null);
+        }
+        match ty {
+            FieldType::String => Ok(Value::Text(text.to_string())),
+            FieldType::Number => text
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .map(Value::Number)
+                .ok_or_else(|| format!("expects a NUMBER, got '{text}'")),
+            FieldType::Boolean => match text {
+                "true" => Ok(Value::Bool(true)),
+                "false" => Ok(Value::Bool(false)),
+                _ => Err(format!("expects a BOOLEAN (true or false), got '{text}'")),
+            },
+            FieldType::Date => formats
+                .date
+                .parse_date(text)
+                .or_else(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
+                .map(Value::Date)
+                .ok_or_else(|| format!("expects a DATE formatted '{}', got '{text}'", formats.date.source())),
+            FieldType::Timestamp => formats
+                .timestamp
+                .parse_timestamp(text)
+                .or_else(|| parse_iso_timestamp(text))
+                .map(Value::Timestamp)
+                .ok_or_else(|| {
+                    format!("expects a TIMESTAMP formatted '{}', got '{text}'", formats.timestamp.source())
+                }),
+        }
+    }
+
+    /// The value on the wire, in the instance's formats.
+    pub fn to_json(&self, formats: &Formats) -> Json {
+        match self {
+            Value::Null => Json::Null,
+            Value::Text(s) => Json::String(s.clone()),
+            Value::Number(n) => number_to_json(*n),
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Date(d) => Json::String(formats.date.format_date(*d)),
+            Value::Timestamp(t) => Json::String(formats.timestamp.format_timestamp(*t)),
+        }
+    }
+
+    /// The value as text (Global Data VALUE, identifiers in messages).
+    pub fn to_text(&self, formats: &Formats) -> String {
+        match self.to_json(formats) {
+            Json::Null => String::new(),
+            Json::String(s) => s,
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Integral doubles are written as JSON integers, so `USER_ID` reads back as `1`, not `1.0`.
+pub fn number_to_json(n: f64) -> Json {
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        Json::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map(Json::Number).unwrap_or(Json::Null)
+    }
+}
+
+/// ISO 8601 / RFC 3339 timestamps; an offset is converted to UTC.
+pub fn parse_iso_timestamp(text: &str) -> Option<NaiveDateTime> {
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(dt.naive_utc());
+    }
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
+        .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S"))
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn formats() -> Formats {
+        Formats::new("dd.MM.yyyy", "dd.MM.yyyy HH:mm:ss").unwrap()
+    }
+
+    #[test]
+    fn strict_types() {
+        let f = formats();
+        assert_eq!(Value::from_json(FieldType::Number, &json!(3), &f), Ok(Value::Number(3.0)));
+        assert!(Value::from_json(FieldType::Number, &json!("3"), &f).is_err());
+        assert!(Value::from_json(FieldType::String, &json!(3), &f).is_err());
+        assert!(Value::from_json(FieldType::Boolean, &json!("true"), &f).is_err());
+        assert_eq!(Value::from_json(FieldType::String, &json!(""), &f), Ok(Value::Null));
+        assert_eq!(Value::from_json(FieldType::Number, &json!(null), &f), Ok(Value::Null));
+    }
+
+    #[test]
+    fn dates_use_the_instance_format_and_iso() {
+        let f = formats();
+        let d = Value::from_json(FieldType::Date, &json!("24.12.1990"), &f).unwrap();
+        assert_eq!(d.to_json(&f), json!("24.12.1990"));
+        let iso = Value::from_json(FieldType::Date, &json!("1990-12-24"), &f).unwrap();
+        assert_eq!(iso, d);
+        assert!(Value::from_json(FieldType::Date, &json!("24/12/1990"), &f).is_err());
+        let t = Value::from_json(FieldType::Timestamp, &json!("2024-01-01T10:00:00+02:00"), &f).unwrap();
+        assert_eq!(t.to_json(&f), json!("01.01.2024 08:00:00"));
+    }
+
+    #[test]
+    fn numbers_keep_integers_integral() {
+        assert_eq!(number_to_json(42.0), json!(42));
+        assert_eq!(number_to_json(0.15), json!(0.15));
+        assert_eq!(Value::Number(7.0).to_text(&formats()), "7");
+    }
+}

@@ -1,0 +1,88 @@
+//! Starting and stopping a server: open the stores, create the demo on first start, bind the
+//! listeners, serve until asked to stop, then drain in-flight requests.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::auth::Authenticator;
+use crate::http::{api_router, extensions_router, ApiContext};
+use crate::store::ControlDb;
+use crate::tenants::{demo, Tenants};
+
+/// What a server needs to start.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub data_dir: PathBuf,
+    /// Address of the REST API (`{base_url}`).
+    pub listen: String,
+    /// Optional second address for the open extensions endpoint (`{extensions_base_url}`).
+    pub extensions_listen: Option<String>,
+    /// Create the demo instances on the first start of an empty data directory.
+    pub demo: bool,
+    /// How often instance definitions are checked for changes made by other processes.
+    pub refresh_interval: Duration,
+}
+
+/// A server that is serving.
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    pub extensions_addr: Option<SocketAddr>,
+    /// Whether the demo instances and credentials exist on this server.
+    pub demo: bool,
+    shutdown: watch::Sender<bool>,
+    servers: Vec<JoinHandle<std::io::Result<()>>>,
+    refresher: JoinHandle<()>,
+}
+
+pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
+    let control = ControlDb::open(&config.data_dir).await.context("opening the control database")?;
+    let demo = if config.demo { demo::ensure(&config.data_dir, &control).await? } else { false };
+    let tenants = Tenants::load(&config.data_dir, control.clone()).await?;
+    let auth = Arc::new(Authenticator::new(control.clone()).await?);
+    let ctx = ApiContext { tenants: tenants.clone(), auth };
+
+    let (shutdown, signal) = watch::channel(false);
+    let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let mut servers = vec![serve(listener, api_router(ctx), signal.clone())];
+    let mut extensions_addr = None;
+    if let Some(ext) = &config.extensions_listen {
+        let listener = TcpListener::bind(ext).await.with_context(|| format!("cannot listen on {ext}"))?;
+        extensions_addr = Some(listener.local_addr()?);
+        servers.push(serve(listener, extensions_router(), signal.clone()));
+    }
+    let refresher = tenants.spawn_refresher(config.refresh_interval);
+    tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), "herald is serving");
+    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, refresher })
+}
+
+fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = signal.wait_for(|stop| *stop).await;
+            })
+            .await
+    })
+}
+
+impl RunningServer {
+    /// Stops accepting connections, lets in-flight requests finish, and returns.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        let _ = self.shutdown.send(true);
+        self.refresher.abort();
+        for s in self.servers {
+            s.await.context("server task")??;
+        }
+        Ok(())
+    }
+}

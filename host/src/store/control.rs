@@ -1,0 +1,164 @@
+//! The control plane: instances, credentials and server settings.
+
+use std::path::Path;
+
+use sqlx::Row;
+
+use super::sqlite::{self, Pools};
+use super::{now_millis, StoreResult};
+use crate::model::{DataModel, InstanceSettings};
+
+/// An instance as stored.
+#[derive(Debug, Clone)]
+pub struct InstanceRecord {
+    pub settings: InstanceSettings,
+    pub model: DataModel,
+    pub revision: i64,
+}
+
+/// A credential as stored (the secret only as its hash).
+#[derive(Debug, Clone)]
+pub struct CredentialRecord {
+    pub client_id: String,
+    pub customer_id: String,
+    pub secret_hash: String,
+    pub scope: String,
+    pub revoked: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ControlDb {
+    pools: Pools,
+}
+
+impl ControlDb {
+    pub async fn open(data_dir: &Path) -> anyhow::Result<ControlDb> {
+        let pools = sqlite::open(&data_dir.join("control.db")).await?;
+        sqlx::migrate!("./migrations/control").run(&pools.write).await?;
+        Ok(ControlDb { pools })
+    }
+
+    pub async fn instance(&self, customer_id: &str) -> StoreResult<Option<InstanceRecord>> {
+        let row = sqlx::query("SELECT settings, model, revision FROM instances WHERE customer_id = ?")
+            .bind(customer_id)
+            .fetch_optional(&self.pools.read)
+            .await?;
+        row.map(|r| decode_instance(&r)).transpose()
+    }
+
+    pub async fn instances(&self) -> StoreResult<Vec<InstanceRecord>> {
+        let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id")
+            .fetch_all(&self.pools.read)
+            .await?;
+        rows.iter().map(decode_instance).collect()
+    }
+
+    /// The revision of every instance: cheap enough to poll for changes.
+    pub async fn revisions(&self) -> StoreResult<Vec<(String, i64)>> {
+        let rows = sqlx::query("SELECT customer_id, revision FROM instances").fetch_all(&self.pools.read).await?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Creates or replaces an instance's settings and model; bumps its revision when they changed.
+    pub async fn put_instance(&self, settings: &InstanceSettings, model: &DataModel) -> StoreResult<i64> {
+        let settings_json = serde_json::to_string(settings).expect("settings serialise");
+        let model_json = serde_json::to_string(model).expect("model serialises");
+        let now = now_millis();
+        let row = sqlx::query(
+            "INSERT INTO instances (customer_id, settings, model, revision, created_at, updated_at)
+             VALUES (?, ?, ?, 1, ?, ?)
+             ON CONFLICT (customer_id) DO UPDATE SET
+               settings = excluded.settings, model = excluded.model,
+               revision = instances.revision + 1, updated_at = excluded.updated_at
+             WHERE instances.settings <> excluded.settings OR instances.model <> excluded.model
+             RETURNING revision",
+        )
+        .bind(&settings.customer_id)
+        .bind(settings_json)
+        .bind(model_json)
+        .bind(now)
+        .bind(now)
+        .fetch_optional(&self.pools.write)
+        .await?;
+        match row {
+            Some(r) => Ok(r.get(0)),
+            None => Ok(self.instance(&settings.customer_id).await?.map(|i| i.revision).unwrap_or(0)),
+        }
+    }
+
+    pub async fn insert_credential(
+        &self,
+        client_id: &str,
+        customer_id: &str,
+        secret_hash: &str,
+        scope: &str,
+        description: &str,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO credentials (client_id, customer_id, secret_hash, scope, description, created_at)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(client_id)
+        .bind(customer_id)
+        .bind(secret_hash)
+        .bind(scope)
+        .bind(description)
+        .bind(now_millis())
+        .execute(&self.pools.write)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn credential(&self, client_id: &str) -> StoreResult<Option<CredentialRecord>> {
+        let row = sqlx::query(
+            "SELECT client_id, customer_id, secret_hash, scope, revoked_at IS NOT NULL FROM credentials WHERE client_id = ?",
+        )
+        .bind(client_id)
+        .fetch_optional(&self.pools.read)
+        .await?;
+        Ok(row.map(|r| CredentialRecord {
+            client_id: r.get(0),
+            customer_id: r.get(1),
+            secret_hash: r.get(2),
+            scope: r.get(3),
+            revoked: r.get(4),
+        }))
+    }
+
+    pub async fn revoke_credential(&self, client_id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("UPDATE credentials SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL")
+            .bind(now_millis())
+            .bind(client_id)
+            .execute(&self.pools.write)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn setting(&self, key: &str) -> StoreResult<Option<String>> {
+        let row = sqlx::query("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pools.read).await?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Stores `value` under `key` unless a value is there already; returns the value that holds.
+    /// Several nodes starting at once thus agree on one value (the token signing key).
+    pub async fn setting_or_insert(&self, key: &str, value: &str) -> StoreResult<String> {
+        sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+            .bind(key)
+            .bind(value)
+            .execute(&self.pools.write)
+            .await?;
+        let row = sqlx::query("SELECT value FROM settings WHERE key = ?").bind(key).fetch_one(&self.pools.write).await?;
+        Ok(row.get(0))
+    }
+}
+
+fn decode_instance(row: &sqlx::sqlite::SqliteRow) -> StoreResult<InstanceRecord> {
+    let settings: String = row.get(0);
+    let model: String = row.get(1);
+    let corrupt = |e: serde_json::Error| super::StoreError::Db(sqlx::Error::Decode(Box::new(e)));
+    Ok(InstanceRecord {
+        settings: serde_json::from_str(&settings).map_err(corrupt)?,
+        model: serde_json::from_str(&model).map_err(corrupt)?,
+        revision: row.get(2),
+    })
+}

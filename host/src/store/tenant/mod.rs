@@ -1,0 +1,66 @@
+//! One instance's data: its own SQLite file with typed tables generated from its model.
+
+mod codec;
+mod global_data;
+mod records;
+mod recipients;
+mod schema;
+
+use std::path::Path;
+
+pub use global_data::GlobalValue;
+pub use records::{EntryOutcome, Record, TableRef, Upserted};
+pub use recipients::{Communication, EventRecord, Recipient};
+pub use schema::{gdt_table, otm_table};
+
+use super::sqlite::{self, Pools};
+use super::{instance_dir, StoreError, StoreResult};
+use crate::model::Model;
+
+#[derive(Debug, Clone)]
+pub struct TenantDb {
+    pools: Pools,
+}
+
+impl TenantDb {
+    pub async fn open(data_dir: &Path, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
+        let pools = sqlite::open(&instance_dir(data_dir, customer_id).join("data.db")).await?;
+        Ok(TenantDb { pools })
+    }
+
+    /// Brings the typed tables in line with `model` and stores the initial values of Global Data
+    /// items that have none yet, in one transaction.
+    pub async fn ensure_schema(&self, model: &Model) -> StoreResult<()> {
+        let mut tx = self.pools.write.begin().await?;
+        schema::ensure(&mut tx, &model.def).await?;
+        global_data::seed(&mut tx, model).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Counts recipients (for progress and tests).
+    pub async fn count_recipients(&self) -> StoreResult<i64> {
+        let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(&self.pools.read).await?;
+        Ok(row.0)
+    }
+}
+
+/// Maps a unique violation to a conflict with `message`; other errors pass.
+fn conflict_on_unique(e: sqlx::Error, message: impl FnOnce() -> String) -> StoreError {
+    match e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => StoreError::Conflict(message()),
+        e => e.into(),
+    }
+}
+
+/// A select list: `key` (an internal column), then the named columns in model order, so that a
+/// field's value is at its model index + 1.
+fn select_list<'a>(key: &str, names: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::from(key);
+    for n in names {
+        out.push_str(", ");
+        out.push_str(&crate::model::column(n));
+    }
+    out
+}
+

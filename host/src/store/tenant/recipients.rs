@@ -1,0 +1,228 @@
+//! Recipients (Person Data), their events and their communication history.
+
+use chrono::NaiveDateTime;
+use sqlx::sqlite::SqliteRow;
+use sqlx::Row;
+
+use super::codec::{bind, bind_all, decode};
+use super::{conflict_on_unique, select_list, TenantDb};
+use crate::model::{column, FieldType, Model, Value};
+use crate::rsql::Condition;
+use crate::store::{StoreError, StoreResult};
+
+/// A recipient: its internal key and its Person Data values in the model's field order.
+#[derive(Debug, Clone)]
+pub struct Recipient {
+    pub key: i64,
+    pub values: Vec<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EventRecord {
+    pub event: String,
+    pub achieved_at: NaiveDateTime,
+}
+
+#[derive(Debug, Clone)]
+pub struct Communication {
+    pub channel: String,
+    pub subject: Option<String>,
+    pub sent_at: NaiveDateTime,
+}
+
+/// A field index into the model's Person Data and the value to store.
+pub type Assignment = (usize, Value);
+
+fn decode_recipient(model: &Model, row: &SqliteRow) -> Result<Recipient, sqlx::Error> {
+    let mut values = Vec::with_capacity(model.def.person_data.len());
+    for (i, f) in model.def.person_data.iter().enumerate() {
+        values.push(decode(row, i + 1, f.ty)?);
+    }
+    Ok(Recipient { key: row.try_get(0)?, values })
+}
+
+fn select(model: &Model) -> String {
+    format!("SELECT {} FROM recipients", select_list("_id", model.def.person_data.iter().map(|f| f.name.as_str())))
+}
+
+impl TenantDb {
+    /// The recipient whose field `field` holds `value`.
+    pub async fn find_recipient(&self, model: &Model, field: usize, value: &Value) -> StoreResult<Option<Recipient>> {
+        let name = &model.def.person_data[field].name;
+        let sql = format!("{} WHERE {} = ? LIMIT 2", select(model), column(name));
+        let rows = bind(sqlx::query(&sql), value).fetch_all(&self.pools.read).await?;
+        Ok(rows.first().map(|r| decode_recipient(model, r)).transpose()?)
+    }
+
+    pub async fn recipient_by_key(&self, model: &Model, key: i64) -> StoreResult<Option<Recipient>> {
+        let sql = format!("{} WHERE _id = ?", select(model));
+        let row = sqlx::query(&sql).bind(key).fetch_optional(&self.pools.read).await?;
+        Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
+    }
+
+    /// Recipients matching `condition` (all without one), in creation order.
+    pub async fn recipients(&self, model: &Model, condition: Option<&Condition>) -> StoreResult<Vec<Recipient>> {
+        let mut sql = select(model);
+        if let Some(c) = condition {
+            sql.push_str(" WHERE ");
+            sql.push_str(&c.sql);
+        }
+        sql.push_str(" ORDER BY _id");
+        let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
+        let rows = bind_all(sqlx::query(&sql), binds).fetch_all(&self.pools.read).await?;
+        Ok(rows.iter().map(|r| decode_recipient(model, r)).collect::<Result<_, _>>()?)
+    }
+
+    /// Whether recipient `key` satisfies `condition` (target groups, promotions).
+    pub async fn recipient_matches(&self, key: i64, condition: &Condition) -> StoreResult<bool> {
+        let sql = format!("SELECT 1 FROM recipients WHERE _id = ? AND ({})", condition.sql);
+        let row = bind_all(sqlx::query(&sql).bind(key), &condition.binds).fetch_optional(&self.pools.read).await?;
+        Ok(row.is_some())
+    }
+
+    /// Creates a recipient. A NUMBER Recipient Id left empty gets the next free number.
+    pub async fn create_recipient(&self, model: &Model, mut values: Vec<Assignment>) -> StoreResult<Recipient> {
+        let id_index = model.def.person_data.iter().position(|f| f.name == model.def.recipient_id).expect("validated");
+        let id_field = &model.def.person_data[id_index];
+        let mut tx = self.pools.write.begin().await?;
+        let has_id = values.iter().any(|(i, v)| *i == id_index && !v.is_null());
+        if !has_id {
+            if id_field.ty != FieldType::Number {
+                return Err(StoreError::Invalid(format!("the Recipient Id field {} is required", id_field.name)));
+            }
+            let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS INTEGER) + 1 FROM recipients", column(&id_field.name));
+            let next: i64 = sqlx::query(&sql).fetch_one(&mut *tx).await?.get(0);
+            values.retain(|(i, _)| *i != id_index);
+            values.push((id_index, Value::Number(next as f64)));
+        }
+        let names: Vec<String> = values.iter().map(|(i, _)| column(&model.def.person_data[*i].name)).collect();
+        let sql = if names.is_empty() {
+            "INSERT INTO recipients DEFAULT VALUES RETURNING _id".to_string()
+        } else {
+            format!("INSERT INTO recipients ({}) VALUES ({}) RETURNING _id", names.join(", "), vec!["?"; names.len()].join(", "))
+        };
+        let vals: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
+        let inserted = bind_all(sqlx::query(&sql), &vals).fetch_one(&mut *tx).await;
+        let key: i64 = match inserted {
+            Ok(row) => row.get(0),
+            Err(e) => {
+                drop(tx);
+                return Err(self.unique_conflict(model, e, &values, None).await);
+            }
+        };
+        tx.commit().await?;
+        Ok(self.recipient_by_key(model, key).await?.expect("just created"))
+    }
+
+    /// Sets the given fields of recipient `key`; other fields keep their values.
+    pub async fn update_recipient(&self, model: &Model, key: i64, values: Vec<Assignment>) -> StoreResult<Recipient> {
+        if !values.is_empty() {
+            let sets: Vec<String> =
+                values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
+            let sql = format!("UPDATE recipients SET {} WHERE _id = ?", sets.join(", "));
+            let vals: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
+            let done = bind_all(sqlx::query(&sql), &vals).bind(key).execute(&self.pools.write).await;
+            if let Err(e) = done {
+                return Err(self.unique_conflict(model, e, &values, Some(key)).await);
+            }
+        }
+        self.recipient_by_key(model, key)
+            .await?
+            .ok_or_else(|| StoreError::Conflict("the recipient was deleted while it was being updated".into()))
+    }
+
+    pub async fn delete_recipient(&self, key: i64) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM recipients WHERE _id = ?").bind(key).execute(&self.pools.write).await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Turns a unique violation into a conflict naming the field and value that are taken.
+    async fn unique_conflict(&self, model: &Model, e: sqlx::Error, values: &[Assignment], own: Option<i64>) -> StoreError {
+        let mut message = "a unique Person Data value is already taken".to_string();
+        for (i, v) in values.iter().filter(|(i, v)| model.def.person_data[*i].unique && !v.is_null()) {
+            if let Ok(Some(other)) = self.find_recipient(model, *i, v).await {
+                if Some(other.key) != own {
+                    message = format!(
+                        "a recipient with {} '{}' already exists",
+                        model.def.person_data[*i].name,
+                        v.to_text(&model.formats)
+                    );
+                    break;
+                }
+            }
+        }
+        conflict_on_unique(e, || message)
+    }
+
+    pub async fn achieve_event(&self, key: i64, event: &str, at: NaiveDateTime) -> StoreResult<()> {
+        sqlx::query("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)")
+            .bind(key)
+            .bind(event)
+            .bind(at.format("%Y-%m-%dT%H:%M:%S%.3f").to_string())
+            .execute(&self.pools.write)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn events(&self, key: i64) -> StoreResult<Vec<EventRecord>> {
+        let rows = sqlx::query("SELECT event, achieved_at FROM _events WHERE _recipient = ? ORDER BY achieved_at, rowid")
+            .bind(key)
+            .fetch_all(&self.pools.read)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let at = decode(r, 1, FieldType::Timestamp)?;
+                let Value::Timestamp(achieved_at) = at else { unreachable!("not null") };
+                Ok(EventRecord { event: r.get(0), achieved_at })
+            })
+            .collect()
+    }
+
+    pub async fn communications(&self, key: i64) -> StoreResult<Vec<Communication>> {
+        let rows =
+            sqlx::query("SELECT channel, subject, sent_at FROM _communications WHERE _recipient = ? ORDER BY sent_at, rowid")
+                .bind(key)
+                .fetch_all(&self.pools.read)
+                .await?;
+        rows.iter()
+            .map(|r| {
+                let Value::Timestamp(sent_at) = decode(r, 2, FieldType::Timestamp)? else { unreachable!("not null") };
+                Ok(Communication { channel: r.get(0), subject: r.get(1), sent_at })
+            })
+            .collect()
+    }
+}
+
+impl TenantDb {
+    /// The highest numeric Recipient Id (0 when there is none or it is not a NUMBER).
+    pub async fn max_numeric_recipient_id(&self, model: &Model) -> StoreResult<u64> {
+        let id = model.def.recipient_id_field();
+        if id.ty != FieldType::Number {
+            return Ok(0);
+        }
+        let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS INTEGER) FROM recipients", column(&id.name));
+        let max: i64 = sqlx::query(&sql).fetch_one(&self.pools.read).await?.get(0);
+        Ok(max.max(0) as u64)
+    }
+
+    /// Inserts complete rows (every Person Data field, in model order) in one transaction, with
+    /// multi-row statements. For bulk loads: unique conflicts fail the whole call.
+    pub async fn insert_recipients(&self, model: &Model, rows: &[Vec<Value>]) -> StoreResult<()> {
+        let fields = &model.def.person_data;
+        let names: Vec<String> = fields.iter().map(|f| column(&f.name)).collect();
+        // SQLite binds at most 32766 values per statement.
+        let per_statement = (30_000 / fields.len().max(1)).clamp(1, 500);
+        let row_marks = format!("({})", vec!["?"; fields.len()].join(", "));
+        let mut tx = self.pools.write.begin().await?;
+        for chunk in rows.chunks(per_statement) {
+            let sql = format!("INSERT INTO recipients ({}) VALUES {}", names.join(", "), vec![row_marks.as_str(); chunk.len()].join(", "));
+            let mut q = sqlx::query(&sql);
+            for row in chunk {
+                q = bind_all(q, row);
+            }
+            q.execute(&mut *tx).await.map_err(|e| conflict_on_unique(e, || "a generated unique value is already taken".into()))?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

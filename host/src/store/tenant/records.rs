@@ -1,0 +1,237 @@
+//! Records of One-To-Many tables (scoped to one recipient) and Global Data Tables (instance-wide).
+//! One implementation serves both: a `TableRef` says which table and, for One-To-Many, whose.
+
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Sqlite, Transaction};
+
+use super::codec::{bind, bind_all, decode};
+use super::{conflict_on_unique, select_list, TenantDb};
+use crate::model::{column, TableDef, Value};
+use crate::rsql::Condition;
+use crate::store::{StoreError, StoreResult};
+
+/// A record's values in the table's field order.
+pub type Record = Vec<Value>;
+
+/// Which table, and for a One-To-Many table, which recipient's records.
+pub struct TableRef<'a> {
+    pub sql_name: String,
+    pub def: &'a TableDef,
+    pub recipient: Option<i64>,
+}
+
+/// What an upsert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upserted {
+    Created,
+    Updated,
+}
+
+/// The outcome of one entry of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryOutcome {
+    Created,
+    Updated,
+    Deleted,
+    NotFound,
+    Invalid(String),
+}
+
+impl TableRef<'_> {
+    fn id_index(&self) -> usize {
+        self.def.fields.iter().position(|f| f.identifier).expect("validated")
+    }
+
+    /// `WHERE` for the scope (and the identifier when `with_id`), with the scope's bind first.
+    fn scope(&self, with_id: bool) -> String {
+        let mut parts = Vec::new();
+        if self.recipient.is_some() {
+            parts.push("_recipient = ?".to_string());
+        }
+        if with_id {
+            parts.push(format!("{} = ?", column(&self.def.identifier().name)));
+        }
+        if parts.is_empty() {
+            "1=1".into()
+        } else {
+            parts.join(" AND ")
+        }
+    }
+
+    fn scope_binds(&self, id: Option<&Value>) -> Vec<Value> {
+        let mut binds: Vec<Value> = self.recipient.map(|r| Value::Number(r as f64)).into_iter().collect();
+        binds.extend(id.cloned());
+        binds
+    }
+
+    fn select(&self) -> String {
+        format!("SELECT {} FROM {}", select_list("rowid", self.def.fields.iter().map(|f| f.name.as_str())), self.sql_name)
+    }
+
+    fn decode(&self, row: &SqliteRow) -> Result<Record, sqlx::Error> {
+        self.def.fields.iter().enumerate().map(|(i, f)| decode(row, i + 1, f.ty)).collect()
+    }
+}
+
+fn identifier_of(t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Value> {
+    let id_index = t.id_index();
+    values
+        .iter()
+        .find(|(i, v)| *i == id_index && !v.is_null())
+        .map(|(_, v)| v.clone())
+        .ok_or_else(|| StoreError::Invalid(format!("the identifier field {} is required", t.def.identifier().name)))
+}
+
+impl TenantDb {
+    /// Records of the table in scope, matching `condition` when given, ordered by identifier.
+    pub async fn records(&self, t: &TableRef<'_>, condition: Option<&Condition>) -> StoreResult<Vec<Record>> {
+        let mut sql = format!("{} WHERE {}", t.select(), t.scope(false));
+        if let Some(c) = condition {
+            sql.push_str(&format!(" AND ({})", c.sql));
+        }
+        sql.push_str(&format!(" ORDER BY {}", column(&t.def.identifier().name)));
+        let mut binds = t.scope_binds(None);
+        binds.extend(condition.map(|c| c.binds.clone()).unwrap_or_default());
+        let rows = bind_all(sqlx::query(&sql), &binds).fetch_all(&self.pools.read).await?;
+        Ok(rows.iter().map(|r| t.decode(r)).collect::<Result<_, _>>()?)
+    }
+
+    pub async fn record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<Option<Record>> {
+        let sql = format!("{} WHERE {}", t.select(), t.scope(true));
+        let row = bind_all(sqlx::query(&sql), &t.scope_binds(Some(id))).fetch_optional(&self.pools.read).await?;
+        Ok(row.map(|r| t.decode(&r)).transpose()?)
+    }
+
+    /// Creates a record; a record with the same identifier is a conflict.
+    pub async fn insert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<()> {
+        let id = identifier_of(t, values)?;
+        let mut tx = self.pools.write.begin().await?;
+        insert(&mut tx, t, values).await.map_err(|e| {
+            conflict_on_unique(e, || {
+                format!("a record with {} {} already exists", t.def.identifier().name, id_text(&id))
+            })
+        })?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Creates the record, or sets the given fields of the record with the same identifier.
+    pub async fn upsert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
+        let mut tx = self.pools.write.begin().await?;
+        let done = upsert(&mut tx, t, values).await?;
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    /// Upserts each entry on its own (a savepoint each): an entry that fails leaves the others.
+    pub async fn batch_upsert(&self, t: &TableRef<'_>, entries: Vec<Result<Vec<(usize, Value)>, String>>) -> StoreResult<Vec<EntryOutcome>> {
+        let mut tx = self.pools.write.begin().await?;
+        let mut outcomes = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let outcome = match entry {
+                Err(message) => EntryOutcome::Invalid(message),
+                Ok(values) => {
+                    let mut sp = sqlx::Connection::begin(&mut *tx).await?;
+                    match upsert(&mut sp, t, &values).await {
+                        Ok(done) => {
+                            sp.commit().await?;
+                            match done {
+                                Upserted::Created => EntryOutcome::Created,
+                                Upserted::Updated => EntryOutcome::Updated,
+                            }
+                        }
+                        Err(StoreError::Db(e)) => return Err(StoreError::Db(e)),
+                        Err(e) => EntryOutcome::Invalid(e.to_string()),
+                    }
+                }
+            };
+            outcomes.push(outcome);
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    pub async fn delete_record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<bool> {
+        let sql = format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true));
+        let done = bind_all(sqlx::query(&sql), &t.scope_binds(Some(id))).execute(&self.pools.write).await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub async fn batch_delete(&self, t: &TableRef<'_>, ids: Vec<Result<Value, String>>) -> StoreResult<Vec<EntryOutcome>> {
+        let sql = format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true));
+        let mut tx = self.pools.write.begin().await?;
+        let mut outcomes = Vec::with_capacity(ids.len());
+        for id in ids {
+            outcomes.push(match id {
+                Err(message) => EntryOutcome::Invalid(message),
+                Ok(id) => {
+                    let done = bind_all(sqlx::query(&sql), &t.scope_binds(Some(&id))).execute(&mut *tx).await?;
+                    if done.rows_affected() > 0 {
+                        EntryOutcome::Deleted
+                    } else {
+                        EntryOutcome::NotFound
+                    }
+                }
+            });
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    /// Deletes every record in scope; returns how many.
+    pub async fn truncate(&self, t: &TableRef<'_>) -> StoreResult<u64> {
+        let sql = format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(false));
+        let done = bind_all(sqlx::query(&sql), &t.scope_binds(None)).execute(&self.pools.write).await?;
+        Ok(done.rows_affected())
+    }
+}
+
+fn id_text(id: &Value) -> String {
+    match id {
+        Value::Text(s) => format!("'{s}'"),
+        Value::Number(n) => crate::model::value::number_to_json(*n).to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+async fn insert(tx: &mut Transaction<'_, Sqlite>, t: &TableRef<'_>, values: &[(usize, Value)]) -> Result<(), sqlx::Error> {
+    let mut names: Vec<String> = values.iter().map(|(i, _)| column(&t.def.fields[*i].name)).collect();
+    let mut vals: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
+    if let Some(r) = t.recipient {
+        names.insert(0, "_recipient".into());
+        vals.insert(0, Value::Number(r as f64));
+    }
+    let sql = format!("INSERT INTO {} ({}) VALUES ({})", t.sql_name, names.join(", "), vec!["?"; names.len()].join(", "));
+    bind_all(sqlx::query(&sql), &vals).execute(&mut **tx).await?;
+    Ok(())
+}
+
+async fn upsert(tx: &mut Transaction<'_, Sqlite>, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
+    let id = identifier_of(t, values)?;
+    let exists_sql = format!("SELECT 1 FROM {} WHERE {}", t.sql_name, t.scope(true));
+    let exists = bind_all(sqlx::query(&exists_sql), &t.scope_binds(Some(&id))).fetch_optional(&mut **tx).await?.is_some();
+    if !exists {
+        insert(tx, t, values).await?;
+        return Ok(Upserted::Created);
+    }
+    let id_index = t.id_index();
+    let sets: Vec<(String, &Value)> = values
+        .iter()
+        .filter(|(i, _)| *i != id_index)
+        .map(|(i, v)| (format!("{} = ?", column(&t.def.fields[*i].name)), v))
+        .collect();
+    if !sets.is_empty() {
+        let sql = format!(
+            "UPDATE {} SET {} WHERE {}",
+            t.sql_name,
+            sets.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>().join(", "),
+            t.scope(true)
+        );
+        let mut q = sqlx::query(&sql);
+        for (_, v) in &sets {
+            q = bind(q, v);
+        }
+        bind_all(q, &t.scope_binds(Some(&id))).execute(&mut **tx).await?;
+    }
+    Ok(Upserted::Updated)
+}

@@ -1,0 +1,48 @@
+//! The demo instances of the embedded default (shared/spec/demo-instance.md): created on the
+//! first start of an empty data directory, left as they are afterwards.
+
+use std::path::Path;
+
+use crate::auth::secret;
+use crate::model::{DefinitionFile, DEMO};
+use crate::store::ControlDb;
+
+/// (instance, client_id, client_secret, scope): published demo credentials, never created
+/// outside demo mode.
+pub const DEMO_CREDENTIALS: [(&str, &str, &str, &str); 3] = [
+    ("demo", "demo-public-key", "demo-public-secret", "public"),
+    ("demo", "demo-app-key", "demo-app-secret", "app"),
+    ("demo-staging", "demo-staging-public-key", "demo-staging-public-secret", "public"),
+];
+
+const CREATED_FLAG: &str = "demo_created";
+
+/// Creates the demo instances and credentials unless they were created before. Returns whether
+/// demo mode is on (the demo was created now or earlier).
+pub async fn ensure(data_dir: &Path, control: &ControlDb) -> anyhow::Result<bool> {
+    if control.setting(CREATED_FLAG).await?.is_some() {
+        return Ok(true);
+    }
+    if !control.instances().await?.is_empty() {
+        // An operator's own server: no demo.
+        return Ok(false);
+    }
+    let file = DefinitionFile::from_toml(DEMO).map_err(anyhow::Error::msg)?;
+    super::apply(data_dir, control, &file).await?;
+    for (instance, id, secret, scope) in DEMO_CREDENTIALS {
+        if control.credential(id).await?.is_none() {
+            control.insert_credential(id, instance, &secret::hash(secret), scope, "demo credential").await?;
+        }
+    }
+    control.setting_or_insert(CREATED_FLAG, "true").await?;
+    Ok(true)
+}
+
+/// The start-up banner of demo mode (printed to stdout, not to the log).
+pub fn banner(base_url: &str) -> String {
+    let mut out = format!("Herald demo mode: {base_url}\n  instance      client_id                   client_secret               scope\n");
+    for (instance, id, secret, scope) in DEMO_CREDENTIALS {
+        out.push_str(&format!("  {instance:<13} {id:<27} {secret:<27} {scope}\n"));
+    }
+    out
+}

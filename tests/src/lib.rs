@@ -1,1 +1,166 @@
+//! Helpers for the end-to-end tests: a real Herald server on a real socket over a temporary data
+//! directory, and a small JSON client.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
+use herald_host::server::{self, RunningServer, ServerConfig};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+pub use reqwest;
+pub use serde_json::json;
+
+/// A server over its own data directory, removed when the test ends.
+pub struct TestServer {
+    pub base: String,
+    pub data_dir: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+    running: Option<RunningServer>,
+    pub client: reqwest::Client,
+}
+
+fn config(data_dir: PathBuf) -> ServerConfig {
+    ServerConfig {
+        data_dir,
+        listen: "127.0.0.1:0".into(),
+        extensions_listen: None,
+        demo: true,
+        refresh_interval: Duration::from_millis(200),
+    }
+}
+
+impl TestServer {
+    /// A server on the embedded default (demo instances) in a fresh data directory.
+    pub async fn start() -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut s = TestServer::start_in(dir.path().to_path_buf()).await;
+        s._dir = Some(dir);
+        s
+    }
+
+    pub async fn start_in(data_dir: PathBuf) -> TestServer {
+        let running = server::start(config(data_dir.clone())).await.expect("server starts");
+        TestServer {
+            base: format!("http://{}", running.addr),
+            data_dir,
+            _dir: None,
+            running: Some(running),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    /// Stops the server (draining requests) and starts a new one on the same data directory.
+    pub async fn restart(mut self) -> TestServer {
+        self.running.take().expect("running").stop().await.expect("clean stop");
+        let mut next = TestServer::start_in(self.data_dir.clone()).await;
+        next._dir = self._dir.take();
+        next
+    }
+
+    /// A token for a client id and secret; panics unless the token endpoint says 200.
+    pub async fn token(&self, client_id: &str, secret: &str) -> String {
+        let r = self
+            .client
+            .post(format!("{}/oauth2/token", self.base))
+            .form(&[("grant_type", "client_credentials"), ("client_id", client_id), ("client_secret", secret)])
+            .send()
+            .await
+            .expect("token request");
+        assert_eq!(r.status(), StatusCode::OK, "token for {client_id}");
+        let body: Value = r.json().await.expect("token json");
+        body["access_token"].as_str().expect("access_token").to_string()
+    }
+
+    /// A client of the `demo` instance with its Public Api credential.
+    pub async fn demo(&self) -> Api {
+        self.api("demo-public-key", "demo-public-secret").await
+    }
+
+    /// A client of the `demo-staging` instance.
+    pub async fn staging(&self) -> Api {
+        self.api("demo-staging-public-key", "demo-staging-public-secret").await
+    }
+
+    pub async fn api(&self, client_id: &str, secret: &str) -> Api {
+        Api { base: self.base.clone(), auth: format!("Bearer {}", self.token(client_id, secret).await), client: self.client.clone() }
+    }
+}
+
+/// An answer: status, raw body, and the body as JSON when it is JSON.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub content_type: Option<String>,
+    pub text: String,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.text))
+    }
+
+    /// The `message` of a 400/409 body.
+    pub fn message(&self) -> String {
+        self.json()["message"].as_str().unwrap_or_else(|| panic!("no message in {:?}", self.text)).to_string()
+    }
+
+    #[track_caller]
+    pub fn expect(&self, status: u16) -> &Answer {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.text);
+        self
+    }
+}
+
+/// An authenticated JSON client.
+#[derive(Clone)]
+pub struct Api {
+    pub base: String,
+    pub auth: String,
+    pub client: reqwest::Client,
+}
+
+impl Api {
+    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Answer {
+        let mut req = self.client.request(method, format!("{}{}", self.base, path)).header("Authorization", &self.auth);
+        if let Some(b) = body {
+            req = req.header("Content-Type", "application/json; charset=utf-8").body(b.to_string());
+        }
+        answer(req.send().await.expect("request")).await
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.call(Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Answer {
+        self.call(Method::POST, path, Some(body)).await
+    }
+
+    /// POST without a body (custom methods such as `:truncateTable`).
+    pub async fn post_empty(&self, path: &str) -> Answer {
+        self.call(Method::POST, path, None).await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> Answer {
+        self.call(Method::PUT, path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Answer {
+        self.call(Method::DELETE, path, None).await
+    }
+
+    /// Creates a recipient and returns its USER_ID.
+    pub async fn create_recipient(&self, person_data: Value) -> i64 {
+        let a = self.post("/recipients", serde_json::json!({ "personData": person_data })).await;
+        a.expect(201);
+        a.json()["personData"]["USER_ID"].as_i64().expect("USER_ID")
+    }
+}
+
+pub async fn answer(r: reqwest::Response) -> Answer {
+    let status = r.status();
+    let content_type = r.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let text = r.text().await.expect("body");
+    Answer { status, content_type, text }
+}

@@ -141,7 +141,7 @@ impl Parser {
     }
 
     /// Consumes the keyword `word` (any case) when it stands alone: followed by white space,
-    /// a parenthesis or a quote.
+    /// a parenthesis, a quote or the end of the filter.
     fn keyword(&mut self, word: &str) -> bool {
         let n = word.chars().count();
         if self.pos + n > self.chars.len() {
@@ -152,6 +152,10 @@ impl Parser {
             return false;
         }
         match self.chars.get(self.pos + n) {
+            None => {
+                self.pos += n;
+                true
+            }
             Some(c) if c.is_whitespace() || matches!(c, '(' | '\'' | '"') => {
                 self.pos += n;
                 true

@@ -1,0 +1,193 @@
+//! The operator's commands, run as the real `herald` binary against the data directory of a
+//! running server: instances are created and evolved without a restart, credentials work at once,
+//! seeding fills an instance, and changes that would lose data are refused.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use herald_host::server::{self, ServerConfig};
+use serde_json::{json, Value};
+
+fn herald(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_herald"))
+        .args(args)
+        .env("HERALD_DATA_DIR", dir)
+        .env_remove("HERALD_DATABASE_URL")
+        .output()
+        .expect("herald runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const ACME_V1: &str = r#"
+[[instance]]
+customer_id = "acme"
+environment = "production"
+licensed_uar = 1000
+
+[model]
+recipient_id = "ID"
+person_data = [
+  { name = "ID", type = "NUMBER", unique = true },
+  { name = "EMAIL", type = "STRING", unique = true },
+  { name = "CITY", type = "STRING" },
+]
+"#;
+
+fn acme_v2() -> String {
+    ACME_V1.replace(
+        "  { name = \"CITY\", type = \"STRING\" },\n]",
+        "  { name = \"CITY\", type = \"STRING\" },\n  { name = \"NICK\", type = \"STRING\" },\n]\n\n[[model.one_to_many]]\nname = \"ORDERS\"\nfields = [{ name = \"REF\", type = \"STRING\", identifier = true }]\n",
+    )
+}
+
+async fn token(client: &reqwest::Client, base: &str, id: &str, secret: &str) -> Option<String> {
+    let r = client
+        .post(format!("{base}/oauth2/token"))
+        .form(&[("grant_type", "client_credentials"), ("client_id", id), ("client_secret", secret)])
+        .send()
+        .await
+        .ok()?;
+    if !r.status().is_success() {
+        return None;
+    }
+    r.json::<Value>().await.ok()?["access_token"].as_str().map(str::to_string)
+}
+
+/// Polls `check` until it holds (the server reloads instances every 200 ms here).
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < Duration::from_secs(10), "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn operators_define_instances_and_credentials_while_the_server_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = server::start(ServerConfig {
+        data_dir: dir.path().to_path_buf(),
+        listen: "127.0.0.1:0".into(),
+        extensions_listen: None,
+        demo: false,
+        refresh_interval: Duration::from_millis(200),
+    })
+    .await
+    .unwrap();
+    let base = format!("http://{}", running.addr);
+    let client = reqwest::Client::new();
+    assert!(token(&client, &base, "demo-public-key", "demo-public-secret").await.is_none(), "no demo outside demo mode");
+
+    let file = dir.path().join("acme.toml");
+    std::fs::write(&file, ACME_V1).unwrap();
+    let applied = herald(dir.path(), &["instance", "apply", file.to_str().unwrap()]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert!(stdout(&applied).contains("acme: created"));
+    let again = herald(dir.path(), &["instance", "apply", file.to_str().unwrap()]);
+    assert!(stdout(&again).contains("acme: unchanged"), "idempotent: {}", stdout(&again));
+
+    let created = herald(dir.path(), &["credentials", "create", "--instance", "acme", "--scope", "public"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let out = stdout(&created);
+    let field = |name: &str| out.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).unwrap().to_string();
+    let (id, secret) = (field("client_id"), field("client_secret"));
+    // Searched from a child process: opening the database file in this process (where the server
+    // runs) and closing it would drop the server's SQLite locks (POSIX fcntl semantics).
+    let found = Command::new("grep").arg("-rqF").arg(&secret).arg(dir.path()).status().unwrap();
+    assert_eq!(found.code(), Some(1), "only a hash of the secret is stored");
+
+    let start = Instant::now();
+    let bearer = loop {
+        if let Some(t) = token(&client, &base, &id, &secret).await {
+            break t;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the server never loaded acme");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let auth = format!("Bearer {bearer}");
+    let r = client
+        .post(format!("{base}/recipients"))
+        .header("Authorization", &auth)
+        .json(&json!({"personData": {"EMAIL": "first@acme.test", "CITY": "Oslo"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+
+    // Adding a field and a table to the live instance keeps its data.
+    std::fs::write(&file, acme_v2()).unwrap();
+    let evolved = herald(dir.path(), &["instance", "apply", file.to_str().unwrap()]);
+    assert!(evolved.status.success(), "{}", stderr(&evolved));
+    assert!(stdout(&evolved).contains("acme: 2 change(s)"), "{}", stdout(&evolved));
+    eventually("the server sees NICK", || {
+        let (client, base, auth) = (&client, &base, &auth);
+        async move {
+            let r = client.get(format!("{base}/discovery/persondata")).header("Authorization", auth).send().await.unwrap();
+            r.text().await.unwrap().contains("NICK")
+        }
+    })
+    .await;
+    let r = client
+        .put(format!("{base}/recipients/EMAIL=first%2540acme.test"))
+        .header("Authorization", &auth)
+        .json(&json!({"personData": {"NICK": "F"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["personData"], json!({"ID": 1, "EMAIL": "first@acme.test", "CITY": "Oslo", "NICK": "F"}));
+
+    // Changes that would lose data are refused, and nothing is written.
+    std::fs::write(&file, ACME_V1).unwrap();
+    let shrink = herald(dir.path(), &["instance", "apply", file.to_str().unwrap()]);
+    assert!(!shrink.status.success());
+    assert!(stderr(&shrink).contains("removing Person Data field NICK would lose its data"), "{}", stderr(&shrink));
+    assert!(stderr(&shrink).contains("removing table ORDERS"), "{}", stderr(&shrink));
+    std::fs::write(&file, acme_v2().replace("name = \"CITY\", type = \"STRING\"", "name = \"CITY\", type = \"NUMBER\"")).unwrap();
+    let retype = herald(dir.path(), &["instance", "apply", file.to_str().unwrap()]);
+    assert!(stderr(&retype).contains("CITY from STRING to NUMBER"), "{}", stderr(&retype));
+    std::fs::write(&file, acme_v2().replace("recipient_id = \"ID\"", "recipient_id = \"CITY\"")).unwrap();
+    let invalid = herald(dir.path(), &["instance", "apply", file.to_str().unwrap()]);
+    assert!(stderr(&invalid).contains("must be unique"), "{}", stderr(&invalid));
+
+    // Seeding shows progress and the server sees the rows.
+    let seeded = herald(dir.path(), &["seed", "--instance", "acme", "--count", "2500"]);
+    assert!(seeded.status.success(), "{}", stderr(&seeded));
+    assert!(stdout(&seeded).contains("added 2500 recipients (2501 in all)"), "{}", stdout(&seeded));
+    let all: Value = client.get(format!("{base}/recipients")).header("Authorization", &auth).send().await.unwrap().json().await.unwrap();
+    assert_eq!(all.as_array().unwrap().len(), 2501);
+
+    // A revoked credential no longer gets tokens.
+    let spare = herald(dir.path(), &["credentials", "create", "--instance", "acme", "--scope", "app"]);
+    let spare_out = stdout(&spare);
+    let spare_id = spare_out.lines().find_map(|l| l.strip_prefix("client_id=")).unwrap().to_string();
+    let spare_secret = spare_out.lines().find_map(|l| l.strip_prefix("client_secret=")).unwrap().to_string();
+    let revoked = herald(dir.path(), &["credentials", "revoke", &spare_id]);
+    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    assert!(token(&client, &base, &spare_id, &spare_secret).await.is_none(), "revoked");
+    assert!(!herald(dir.path(), &["credentials", "create", "--instance", "nope", "--scope", "app"]).status.success());
+
+    running.stop().await.unwrap();
+}
+
+#[test]
+fn a_postgres_url_is_refused_until_that_backend_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = herald(dir.path(), &["instance", "list", "--database-url", "postgres://u:secret@h/db"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not supported yet"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("secret"), "the URL's password is not echoed");
+}

@@ -1,0 +1,124 @@
+//! Global Data, Global Data Tables and Discovery.
+
+use herald_tests::{json, TestServer};
+
+#[tokio::test]
+async fn global_data_lists_reads_and_updates() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let list = api.get("/globaldata/").await;
+    list.expect(200);
+    assert_eq!(
+        list.json(),
+        json!([
+            {"NAME": "CAMPAIGN_NAME", "TYPE": "STRING", "DESCRIPTION": "Name of the running campaign"},
+            {"NAME": "DISCOUNT_RATE", "TYPE": "NUMBER", "DESCRIPTION": "Default discount"},
+            {"NAME": "SUPPORT_EMAIL", "TYPE": "STRING", "DESCRIPTION": "Reply-to address"}
+        ])
+    );
+    assert_eq!(api.get("/globaldata").await.json(), list.json());
+    let one = api.get("/globaldata/DISCOUNT_RATE").await.json();
+    assert_eq!(one["VALUE"], "0.15");
+    assert_eq!(one["PUBLISH"], "true");
+    let created: i64 = one["CREATED"].as_str().unwrap().parse().unwrap();
+    assert!(created > 1_600_000_000_000, "milliseconds since the epoch");
+
+    let put = api.put("/globaldata/DISCOUNT_RATE", json!({"VALUE": "0.2"})).await;
+    put.expect(200);
+    assert_eq!(put.json()["VALUE"], "0.2");
+    let modified: i64 = put.json()["MODIFIED"].as_str().unwrap().parse().unwrap();
+    assert!(modified >= created);
+    assert_eq!(api.get("/globaldata/DISCOUNT_RATE").await.json()["VALUE"], "0.2");
+
+    let bad = api.put("/globaldata/DISCOUNT_RATE", json!({"VALUE": "a lot"})).await;
+    bad.expect(400);
+    assert!(bad.message().contains("NUMBER"));
+    let extra = api.put("/globaldata/DISCOUNT_RATE", json!({"VALUE": "1", "TYPE": "STRING"})).await;
+    extra.expect(400);
+    let missing = api.put("/globaldata/DISCOUNT_RATE", json!({})).await;
+    missing.expect(400);
+    let nothing = api.get("/globaldata/NOPE").await;
+    nothing.expect(404);
+    assert!(nothing.text.is_empty());
+    api.put("/globaldata/NOPE", json!({"VALUE": "x"})).await.expect(404);
+}
+
+#[tokio::test]
+async fn global_data_tables_records() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    assert_eq!(api.get("/globaldata/tables").await.json(), json!(["STORES", "PRODUCTS"]));
+    let created = api.post("/globaldata/tables/STORES/record", json!({"ID": "S1", "NAME": "Opera", "CITY": "Paris", "OPENED": "01.06.2001"})).await;
+    created.expect(201);
+    assert_eq!(created.json()["OPENED"], "01.06.2001");
+    let dup = api.post("/globaldata/tables/STORES/record", json!({"ID": "S1"})).await;
+    dup.expect(409);
+    assert!(dup.message().contains("S1"));
+    api.post("/globaldata/tables/STORES/record", json!({"NAME": "no id"})).await.expect(400);
+    api.post("/globaldata/tables/STORES/record", json!({"ID": "S9", "OPENED": "June"})).await.expect(400);
+    api.post("/globaldata/tables/NOPE/record", json!({"ID": "x"})).await.expect(404);
+
+    api.get("/globaldata/tables/STORES/record/S1").await.expect(200);
+    api.get("/globaldata/tables/STORES/record/S2").await.expect(404);
+    let put_new = api.put("/globaldata/tables/STORES/record/S%252F2", json!({"NAME": "Slash"})).await;
+    put_new.expect(201);
+    assert_eq!(put_new.json()["ID"], "S/2");
+    let put_old = api.put("/globaldata/tables/STORES/record/S1", json!({"CITY": "Lyon"})).await;
+    put_old.expect(200);
+    assert_eq!(put_old.json(), json!({"ID": "S1", "NAME": "Opera", "CITY": "Lyon", "OPENED": "01.06.2001"}));
+    api.put("/globaldata/tables/STORES/record/S1", json!({"ID": "S7"})).await.expect(400);
+
+    let all = api.get("/globaldata/tables/STORES").await.json();
+    assert_eq!(all.as_array().unwrap().len(), 2);
+    assert_eq!(api.get("/globaldata/tables/STORES?filter=CITY==Lyon").await.json().as_array().unwrap().len(), 1);
+    api.get("/globaldata/tables/STORES?filter=COLOUR==red").await.expect(422);
+
+    let batch = api
+        .post("/globaldata/tables/PRODUCTS/:batchUpdateRecords", json!([{"ID": "P1", "PRICE": 10}, {"ID": "P2", "PRICE": "x"}, {"ID": "P3"}]))
+        .await;
+    batch.expect(200);
+    assert_eq!(batch.json()["succeeded"], 2);
+    let del = api.post("/globaldata/tables/PRODUCTS/:batchDeleteRecords", json!(["P1", "P9"])).await;
+    assert_eq!(del.json()["results"][1]["status"], "notFound");
+
+    api.delete("/globaldata/tables/STORES/record/S1").await.expect(204);
+    api.delete("/globaldata/tables/STORES/record/S1").await.expect(404);
+    let truncated = api.post_empty("/globaldata/tables/STORES/:truncateTable").await;
+    truncated.expect(200);
+    assert_eq!(truncated.json()["deleted"], 1);
+    assert_eq!(api.get("/globaldata/tables/STORES").await.json(), json!([]));
+    api.post_empty("/globaldata/tables/STORES/:dropTable").await.expect(404);
+}
+
+#[tokio::test]
+async fn discovery_describes_the_data_model() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let pd = api.get("/discovery/persondata").await.json();
+    assert_eq!(pd["recipientId"], "USER_ID");
+    let fields = pd["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 12);
+    assert_eq!(fields[0], json!({"name": "USER_ID", "identifier": true, "type": "NUMBER", "description": "Recipient Id", "unique": true}));
+    assert_eq!(fields[1], json!({"name": "EMAIL", "identifier": false, "type": "STRING", "unique": true}));
+    let types: Vec<&str> = fields.iter().map(|f| f["type"].as_str().unwrap()).collect();
+    assert!(types.contains(&"DATE") && types.contains(&"TIMESTAMP") && types.contains(&"BOOLEAN"));
+
+    assert_eq!(api.get("/discovery/onetomany").await.json(), json!(["PURCHASES", "DEVICES"]));
+    let devices = api.get("/discovery/onetomany/DEVICES").await.json();
+    assert_eq!(
+        devices,
+        json!({"name": "DEVICES", "fields": [
+            {"name": "ID", "identifier": true, "type": "STRING"},
+            {"name": "PLATFORM", "identifier": false, "type": "STRING"},
+            {"name": "PUSH_TOKEN", "identifier": false, "type": "STRING"}
+        ]})
+    );
+    api.get("/discovery/onetomany/NOPE").await.expect(404);
+    assert_eq!(api.get("/discovery/globaldata/").await.json(), api.get("/globaldata/").await.json());
+    assert_eq!(api.get("/discovery/globaldata").await.json().as_array().unwrap().len(), 3);
+    assert_eq!(api.get("/discovery/globaldata/tables").await.json(), json!(["STORES", "PRODUCTS"]));
+    let products = api.get("/discovery/globaldata/tables/PRODUCTS").await.json();
+    assert_eq!(products["description"], "Product catalogue");
+    assert_eq!(products["fields"][2], json!({"name": "PRICE", "identifier": false, "type": "NUMBER"}));
+    api.get("/discovery/globaldata/tables/NOPE").await.expect(404);
+}

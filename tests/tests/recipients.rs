@@ -1,0 +1,175 @@
+//! Recipients API: create, read (by id and by unique field with double encoding), upsert, delete,
+//! and every bad input the foundation names.
+
+use herald_tests::{json, TestServer};
+
+#[tokio::test]
+async fn create_assigns_the_next_user_id_and_keeps_types() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let created = api
+        .post(
+            "/recipients",
+            json!({"personData": {"EMAIL": "ann@example.com", "AGE": 30, "SCORE": 7.25, "OPTIN": true,
+                   "BIRTHDATE": "24.12.1990", "CREATED_AT": "01.02.2024 13:04:05"}}),
+        )
+        .await;
+    created.expect(201);
+    let p = &created.json()["personData"];
+    assert_eq!(p["USER_ID"], 1);
+    assert_eq!(p["AGE"], 30);
+    assert_eq!(p["SCORE"], 7.25);
+    assert_eq!(p["OPTIN"], true);
+    assert_eq!(p["BIRTHDATE"], "24.12.1990");
+    assert_eq!(p["CREATED_AT"], "01.02.2024 13:04:05");
+    assert_eq!(p["CITY"], serde_json::Value::Null);
+    assert_eq!(api.create_recipient(json!({"EMAIL": "bob@example.com"})).await, 2);
+    assert_eq!(api.create_recipient(json!({"USER_ID": 100})).await, 100);
+    assert_eq!(api.create_recipient(json!({})).await, 101);
+}
+
+#[tokio::test]
+async fn read_by_id_and_by_unique_field_with_double_encoding() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let id = api.create_recipient(json!({"EMAIL": "a+b@example.com", "MOBILE": "+33 6/12", "FIRST_NAME": "Ann"})).await;
+    for path in [
+        format!("/recipients/{id}"),
+        format!("/recipients/USER_ID={id}"),
+        "/recipients/EMAIL=a%252Bb%2540example.com".to_string(),
+        "/recipients/MOBILE=%252B33%25206%252F12".to_string(),
+    ] {
+        let r = api.get(&path).await;
+        r.expect(200);
+        assert_eq!(r.json()["personData"]["FIRST_NAME"], "Ann", "{path}");
+    }
+    api.get("/recipients/EMAIL=nobody%2540example.com").await.expect(404);
+    api.get("/recipients/999").await.expect(404);
+}
+
+#[tokio::test]
+async fn bad_path_identifiers_are_400_with_a_message() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let not_unique = api.get("/recipients/CITY=Paris").await;
+    not_unique.expect(400);
+    assert!(not_unique.message().contains("path expression field 'CITY' is not unique"), "{}", not_unique.message());
+    let unknown = api.get("/recipients/NOPE=1").await;
+    unknown.expect(400);
+    assert!(unknown.message().contains("NOPE"));
+    let not_a_number = api.get("/recipients/abc").await;
+    not_a_number.expect(400);
+    assert!(not_a_number.message().contains("USER_ID"));
+}
+
+#[tokio::test]
+async fn create_refuses_duplicates_unknown_fields_and_wrong_types() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.create_recipient(json!({"EMAIL": "dup@example.com"})).await;
+    let dup = api.post("/recipients", json!({"personData": {"EMAIL": "dup@example.com"}})).await;
+    dup.expect(409);
+    assert!(dup.message().contains("EMAIL 'dup@example.com'"), "{}", dup.message());
+    let dup_id = api.post("/recipients", json!({"personData": {"USER_ID": 1}})).await;
+    dup_id.expect(409);
+    assert!(dup_id.message().contains("USER_ID"), "{}", dup_id.message());
+
+    let cases = [
+        (json!({"NICKNAME": "x"}), "NICKNAME"),
+        (json!({"AGE": "thirty"}), "AGE"),
+        (json!({"EMAIL": 5}), "EMAIL"),
+        (json!({"OPTIN": "yes"}), "OPTIN"),
+        (json!({"BIRTHDATE": "1990/12/24"}), "BIRTHDATE"),
+        (json!({"CREATED_AT": "yesterday"}), "CREATED_AT"),
+        (json!({"AGE": {"n": 1}}), "AGE"),
+    ];
+    for (pd, field) in cases {
+        let a = api.post("/recipients", json!({ "personData": pd })).await;
+        a.expect(400);
+        assert!(a.message().contains(field), "{field}: {}", a.message());
+    }
+    assert_eq!(api.get("/recipients").await.json().as_array().unwrap().len(), 1, "nothing half-written");
+}
+
+#[tokio::test]
+async fn put_updates_clears_and_creates() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let id = api.create_recipient(json!({"EMAIL": "p@example.com", "CITY": "Lyon", "AGE": 40, "FIRST_NAME": "Pat"})).await;
+
+    let updated = api.put(&format!("/recipients/{id}"), json!({"personData": {"CITY": "Paris", "AGE": null, "FIRST_NAME": ""}})).await;
+    updated.expect(200);
+    let p = &updated.json()["personData"];
+    assert_eq!(p["CITY"], "Paris");
+    assert_eq!(p["AGE"], serde_json::Value::Null, "null clears");
+    assert_eq!(p["FIRST_NAME"], serde_json::Value::Null, "empty clears");
+    assert_eq!(p["EMAIL"], "p@example.com", "absent fields stay");
+
+    let by_email = api.put("/recipients/EMAIL=p%2540example.com", json!({"personData": {"COUNTRY": "FR"}})).await;
+    by_email.expect(200);
+    assert_eq!(by_email.json()["personData"]["COUNTRY"], "FR");
+
+    let created = api.put("/recipients/500", json!({"personData": {"EMAIL": "new@example.com"}})).await;
+    created.expect(201);
+    assert_eq!(created.json()["personData"]["USER_ID"], 500);
+    let created_by_email = api.put("/recipients/EMAIL=fresh%2540example.com", json!({"personData": {"CITY": "Rome"}})).await;
+    created_by_email.expect(201);
+    assert_eq!(created_by_email.json()["personData"]["EMAIL"], "fresh@example.com");
+    assert_eq!(created_by_email.json()["personData"]["USER_ID"], 501);
+}
+
+#[tokio::test]
+async fn put_cannot_change_the_recipient_id_or_take_a_unique_value() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let id = api.create_recipient(json!({"EMAIL": "k@example.com"})).await;
+    api.create_recipient(json!({"EMAIL": "other@example.com"})).await;
+    let change = api.put(&format!("/recipients/{id}"), json!({"personData": {"USER_ID": 77}})).await;
+    change.expect(409);
+    assert!(change.message().contains("cannot be changed"));
+    let clear = api.put(&format!("/recipients/{id}"), json!({"personData": {"USER_ID": null}})).await;
+    clear.expect(409);
+    api.put(&format!("/recipients/{id}"), json!({"personData": {"USER_ID": id}})).await.expect(200);
+    let taken = api.put(&format!("/recipients/{id}"), json!({"personData": {"EMAIL": "other@example.com"}})).await;
+    taken.expect(409);
+    assert!(taken.message().contains("other@example.com"));
+    let mismatch = api.put("/recipients/900", json!({"personData": {"USER_ID": 901}})).await;
+    mismatch.expect(400);
+    assert_eq!(api.get(&format!("/recipients/{id}")).await.json()["personData"]["EMAIL"], "k@example.com");
+}
+
+#[tokio::test]
+async fn delete_removes_the_recipient_and_its_records() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let id = api.create_recipient(json!({"EMAIL": "gone@example.com"})).await;
+    api.post(&format!("/recipients/{id}/oneToManyTables/PURCHASES/:batchUpdateRecords"), json!([{"ID": "p1"}])).await.expect(200);
+    api.delete(&format!("/recipients/{id}")).await.expect(204);
+    api.get(&format!("/recipients/{id}")).await.expect(404);
+    api.delete(&format!("/recipients/{id}")).await.expect(404);
+    // The email is free again, and the new recipient starts with no records.
+    let again = api.create_recipient(json!({"EMAIL": "gone@example.com"})).await;
+    assert_eq!(api.get(&format!("/recipients/{again}/oneToManyTables/PURCHASES")).await.json(), json!([]));
+}
+
+#[tokio::test]
+async fn collection_lists_and_filters() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.create_recipient(json!({"EMAIL": "a@example.com", "CITY": "Paris", "AGE": 20})).await;
+    api.create_recipient(json!({"EMAIL": "b@example.com", "CITY": "Lyon", "AGE": 15})).await;
+    api.create_recipient(json!({"EMAIL": "c@other.org", "CITY": "Paris", "AGE": 70})).await;
+    let emails = |a: &herald_tests::Answer| -> Vec<String> {
+        a.json().as_array().unwrap().iter().map(|r| r["personData"]["EMAIL"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(emails(&api.get("/recipients").await), ["a@example.com", "b@example.com", "c@other.org"]);
+    assert_eq!(emails(&api.get("/recipients?filter=CITY%3D%3D%22Paris%22%20and%20AGE%3C30").await), ["a@example.com"]);
+    assert_eq!(emails(&api.get("/recipients?filter=EMAIL==*%40example.com").await), ["a@example.com", "b@example.com"]);
+    api.get("/recipients?filter=UNKNOWN==1").await.expect(422);
+    let bad = api.get("/recipients?filter=AGE==old").await;
+    bad.expect(400);
+    assert!(bad.message().contains("AGE"));
+    let broken = api.get("/recipients?filter=(AGE==1").await;
+    broken.expect(400);
+    assert!(broken.message().contains("character"));
+}

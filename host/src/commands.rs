@@ -32,6 +32,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 extensions_listen: args.extensions_listen,
                 demo: !args.no_demo,
                 refresh_interval: Duration::from_secs(2),
+                clock: std::sync::Arc::new(crate::paging::SystemClock),
             })
             .await?;
             if running.demo {

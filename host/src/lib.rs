@@ -5,6 +5,7 @@ pub mod cli;
 pub mod commands;
 pub mod http;
 pub mod model;
+pub mod paging;
 pub mod rsql;
 pub mod seed;
 pub mod server;

@@ -13,11 +13,12 @@ use tokio::task::JoinHandle;
 
 use crate::auth::Authenticator;
 use crate::http::{api_router, extensions_router, ApiContext};
+use crate::paging::Clock;
 use crate::store::ControlDb;
 use crate::tenants::{demo, Tenants};
 
 /// What a server needs to start.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// Address of the REST API (`{base_url}`).
@@ -28,6 +29,8 @@ pub struct ServerConfig {
     pub demo: bool,
     /// How often instance definitions are checked for changes made by other processes.
     pub refresh_interval: Duration,
+    /// The clock of paging documents (a manual one in tests).
+    pub clock: Arc<dyn Clock>,
 }
 
 /// A server that is serving.
@@ -48,7 +51,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let demo = if config.demo { demo::ensure(&config.data_dir, &control).await? } else { false };
     let tenants = Tenants::load(&config.data_dir, control.clone()).await?;
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
-    let ctx = ApiContext { tenants: tenants.clone(), auth };
+    let ctx = ApiContext { tenants: tenants.clone(), auth, clock: config.clock.clone() };
 
     let (shutdown, signal) = watch::channel(false);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use herald_host::paging::ManualClock;
 use herald_host::server::{self, RunningServer, ServerConfig};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
@@ -18,15 +21,18 @@ pub struct TestServer {
     _dir: Option<tempfile::TempDir>,
     running: Option<RunningServer>,
     pub client: reqwest::Client,
+    /// The server's clock for paging documents: it moves only when a test advances it.
+    pub clock: Arc<ManualClock>,
 }
 
-fn config(data_dir: PathBuf) -> ServerConfig {
+fn config(data_dir: PathBuf, clock: Arc<ManualClock>) -> ServerConfig {
     ServerConfig {
         data_dir,
         listen: "127.0.0.1:0".into(),
         extensions_listen: None,
         demo: true,
         refresh_interval: Duration::from_millis(200),
+        clock,
     }
 }
 
@@ -40,13 +46,15 @@ impl TestServer {
     }
 
     pub async fn start_in(data_dir: PathBuf) -> TestServer {
-        let running = server::start(config(data_dir.clone())).await.expect("server starts");
+        let clock = Arc::new(ManualClock::new(chrono_now_millis()));
+        let running = server::start(config(data_dir.clone(), clock.clone())).await.expect("server starts");
         TestServer {
             base: format!("http://{}", running.addr),
             data_dir,
             _dir: None,
             running: Some(running),
             client: reqwest::Client::new(),
+            clock,
         }
     }
 
@@ -163,4 +171,8 @@ pub async fn answer(r: reqwest::Response) -> Answer {
     let content_type = r.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_string);
     let text = r.text().await.expect("body");
     Answer { status, content_type, text }
+}
+
+fn chrono_now_millis() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_millis() as i64
 }

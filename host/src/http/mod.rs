@@ -9,6 +9,7 @@ mod extract;
 mod global_data;
 mod negotiate;
 mod oauth;
+mod paged;
 mod recipient_data;
 mod recipients;
 mod register;
@@ -26,6 +27,7 @@ pub use error::{ApiError, ApiResult};
 
 use crate::auth::Authenticator;
 use crate::model::Model;
+use crate::paging::Clock;
 use crate::rsql::{self, Condition, Selectors};
 use crate::tenants::Tenants;
 
@@ -37,6 +39,7 @@ pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
 pub struct ApiContext {
     pub tenants: Arc<Tenants>,
     pub auth: Arc<Authenticator>,
+    pub clock: Arc<dyn Clock>,
 }
 
 /// The REST API under `{base_url}`.

@@ -1,14 +1,15 @@
 //! Recipients API: the collection and single recipients (Person Data).
 
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Deserialize;
 use serde_json::{json, Value as Json_};
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{decode_twice, AppJson, AppPath, AppQuery, PublicCaller};
+use super::paged::{self, CollectionQuery};
 use super::{filter_condition, wire, ApiContext};
 use crate::model::{Model, Value};
 use crate::store::tenant::Recipient;
@@ -75,21 +76,15 @@ fn created(model: &Model, r: &Recipient) -> Response {
     (StatusCode::CREATED, [(header::LOCATION, location(model, r))], Json(recipient_json(model, r))).into_response()
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ListQuery {
-    filter: Option<String>,
-    object_response: Option<bool>,
-}
-
-async fn list(caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
-    if q.object_response == Some(true) {
-        return Err(ApiError::bad("paged responses (objectResponse=true) are not available yet on this server"));
-    }
+/// GET /recipients: a JSON array, or with `objectResponse=true` a paged object (`paged.rs`).
+async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<CollectionQuery>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
+    if q.is_paged()? {
+        return Ok(Json(paged::recipients(&ctx, t, &q).await?));
+    }
     let condition = filter_condition(q.filter.as_deref(), &t.model.def, &t.model)?;
     let all = t.db.recipients(&t.model, condition.as_ref()).await?;
-    Ok(Json(all.iter().map(|r| recipient_json(&t.model, r)).collect()))
+    Ok(Json(Json_::Array(all.iter().map(|r| recipient_json(&t.model, r)).collect())))
 }
 
 async fn create(caller: PublicCaller, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {

@@ -2,6 +2,8 @@
 //! parameterised SQL on typed columns.
 
 mod parse;
+#[cfg(test)]
+mod properties;
 mod sql;
 
 pub use parse::{parse, Comparison, Node, Op, ParseError, MAX_FILTER_LEN};

@@ -2,6 +2,7 @@
 
 mod codec;
 mod global_data;
+mod paging;
 mod records;
 mod recipients;
 mod schema;
@@ -9,6 +10,7 @@ mod schema;
 use std::path::Path;
 
 pub use global_data::GlobalValue;
+pub use paging::DocumentInfo;
 pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use recipients::{Communication, EventRecord, Recipient};
 pub use schema::{gdt_table, otm_table};

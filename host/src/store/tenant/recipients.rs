@@ -73,6 +73,20 @@ impl TenantDb {
         Ok(rows.iter().map(|r| decode_recipient(model, r)).collect::<Result<_, _>>()?)
     }
 
+    /// The recipients with these keys, in key order; keys of deleted recipients are skipped.
+    pub async fn recipients_by_keys(&self, model: &Model, keys: &[i64]) -> StoreResult<Vec<Recipient>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!("{} WHERE _id IN ({}) ORDER BY _id", select(model), vec!["?"; keys.len()].join(", "));
+        let mut q = sqlx::query(&sql);
+        for k in keys {
+            q = q.bind(*k);
+        }
+        let rows = q.fetch_all(&self.pools.read).await?;
+        Ok(rows.iter().map(|r| decode_recipient(model, r)).collect::<Result<_, _>>()?)
+    }
+
     /// Whether recipient `key` satisfies `condition` (target groups, promotions).
     pub async fn recipient_matches(&self, key: i64, condition: &Condition) -> StoreResult<bool> {
         let sql = format!("SELECT 1 FROM recipients WHERE _id = ? AND ({})", condition.sql);

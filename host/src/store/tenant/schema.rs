@@ -25,6 +25,14 @@ const BASE_SCHEMA: &[&str] = &[
          _recipient INTEGER NOT NULL REFERENCES recipients(_id) ON DELETE CASCADE,
          channel TEXT NOT NULL, subject TEXT, sent_at TEXT NOT NULL);
      CREATE INDEX _communications_by_recipient ON _communications(_recipient, sent_at);",
+    // version 2: paging documents (frozen selections, see store::tenant::paging)
+    "CREATE TABLE _paging_documents (
+         id TEXT PRIMARY KEY, size INTEGER NOT NULL,
+         created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+     CREATE INDEX _paging_documents_by_expiry ON _paging_documents(expires_at);
+     CREATE TABLE _paging_chunks (
+         document TEXT NOT NULL REFERENCES _paging_documents(id) ON DELETE CASCADE,
+         chunk INTEGER NOT NULL, keys BLOB NOT NULL, PRIMARY KEY (document, chunk));",
 ];
 
 /// The SQL name of a One-To-Many table.

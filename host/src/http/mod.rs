@@ -13,6 +13,7 @@ mod paged;
 mod recipient_data;
 mod recipients;
 mod register;
+mod stream;
 mod tables;
 mod wire;
 

@@ -10,6 +10,7 @@ use serde_json::{json, Value as Json_};
 use super::error::{ApiError, ApiResult};
 use super::extract::{decode_twice, AppJson, AppPath, AppQuery, PublicCaller};
 use super::paged::{self, CollectionQuery};
+use super::stream;
 use super::{filter_condition, wire, ApiContext};
 use crate::model::{Model, Value};
 use crate::store::tenant::Recipient;
@@ -77,14 +78,13 @@ fn created(model: &Model, r: &Recipient) -> Response {
 }
 
 /// GET /recipients: a JSON array, or with `objectResponse=true` a paged object (`paged.rs`).
-async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<CollectionQuery>) -> ApiResult<Json<Json_>> {
+async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<CollectionQuery>) -> ApiResult<Response> {
     let t = &caller.tenant;
     if q.is_paged()? {
-        return Ok(Json(paged::recipients(&ctx, t, &q).await?));
+        return Ok(Json(paged::recipients(&ctx, t, &q).await?).into_response());
     }
     let condition = filter_condition(q.filter.as_deref(), &t.model.def, &t.model)?;
-    let all = t.db.recipients(&t.model, condition.as_ref()).await?;
-    Ok(Json(Json_::Array(all.iter().map(|r| recipient_json(&t.model, r)).collect())))
+    Ok(stream::json_array(caller.tenant.clone(), condition))
 }
 
 async fn create(caller: PublicCaller, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {

@@ -1,6 +1,7 @@
 //! Recipients (Person Data), their events and their communication history.
 
 use chrono::NaiveDateTime;
+use futures_util::StreamExt;
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
@@ -60,17 +61,29 @@ impl TenantDb {
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
-    /// Recipients matching `condition` (all without one), in creation order.
-    pub async fn recipients(&self, model: &Model, condition: Option<&Condition>) -> StoreResult<Vec<Recipient>> {
+    /// Recipients matching `condition` (all without one), in creation order, as a stream: rows
+    /// are decoded as they come, so memory stays flat whatever the selection's size.
+    pub fn recipients_stream<'a>(
+        &'a self,
+        model: &'a Model,
+        condition: Option<&'a Condition>,
+        sql: &'a str,
+    ) -> impl futures_util::Stream<Item = StoreResult<Recipient>> + Send + 'a {
+        let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
+        bind_all(sqlx::query(sql), binds)
+            .fetch(&self.pools.read)
+            .map(move |row| Ok(decode_recipient(model, &row?)?))
+    }
+
+    /// The SQL of `recipients_stream`.
+    pub fn recipients_sql(model: &Model, condition: Option<&Condition>) -> String {
         let mut sql = select(model);
         if let Some(c) = condition {
             sql.push_str(" WHERE ");
             sql.push_str(&c.sql);
         }
         sql.push_str(" ORDER BY _id");
-        let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
-        let rows = bind_all(sqlx::query(&sql), binds).fetch_all(&self.pools.read).await?;
-        Ok(rows.iter().map(|r| decode_recipient(model, r)).collect::<Result<_, _>>()?)
+        sql
     }
 
     /// The recipients with these keys, in key order; keys of deleted recipients are skipped.

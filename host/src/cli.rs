@@ -52,6 +52,18 @@ pub struct ServeArgs {
     /// Do not create the demo instances on the first start.
     #[arg(long, env = "HERALD_NO_DEMO")]
     pub no_demo: bool,
+    /// Sustained calls per second allowed to one credential.
+    #[arg(long, env = "HERALD_RATE_PER_CREDENTIAL", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_per_credential: u32,
+    /// Calls one credential may make in a burst.
+    #[arg(long, env = "HERALD_BURST_PER_CREDENTIAL", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst_per_credential: u32,
+    /// Sustained calls per second allowed to one client address on the token and open endpoints.
+    #[arg(long, env = "HERALD_RATE_PER_ADDRESS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_per_address: u32,
+    /// Calls one client address may make in a burst on the token and open endpoints.
+    #[arg(long, env = "HERALD_BURST_PER_ADDRESS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst_per_address: u32,
 }
 
 #[derive(Debug, Subcommand)]

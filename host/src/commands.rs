@@ -33,6 +33,12 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 demo: !args.no_demo,
                 refresh_interval: Duration::from_secs(2),
                 clock: std::sync::Arc::new(crate::paging::SystemClock),
+                rate: crate::limits::RateSettings {
+                    per_credential_per_second: args.rate_per_credential,
+                    per_credential_burst: args.burst_per_credential,
+                    per_address_per_second: args.rate_per_address,
+                    per_address_burst: args.burst_per_address,
+                },
             })
             .await?;
             if running.demo {

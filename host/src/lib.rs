@@ -4,6 +4,7 @@ pub mod auth;
 pub mod cli;
 pub mod commands;
 pub mod http;
+pub mod limits;
 pub mod model;
 pub mod paging;
 pub mod rsql;

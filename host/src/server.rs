@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::auth::Authenticator;
 use crate::http::{api_router, extensions_router, ApiContext};
+use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
 use crate::paging::Clock;
 use crate::store::ControlDb;
 use crate::tenants::{demo, Tenants};
@@ -29,8 +30,10 @@ pub struct ServerConfig {
     pub demo: bool,
     /// How often instance definitions are checked for changes made by other processes.
     pub refresh_interval: Duration,
-    /// The clock of paging documents (a manual one in tests).
+    /// The clock of paging documents and daily caps (a manual one in tests).
     pub clock: Arc<dyn Clock>,
+    /// Rate smoothing.
+    pub rate: RateSettings,
 }
 
 /// A server that is serving.
@@ -41,7 +44,8 @@ pub struct RunningServer {
     pub demo: bool,
     shutdown: watch::Sender<bool>,
     servers: Vec<JoinHandle<std::io::Result<()>>>,
-    refresher: JoinHandle<()>,
+    background: Vec<JoinHandle<()>>,
+    daily: Arc<DailyCounters>,
 }
 
 pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
@@ -51,7 +55,13 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let demo = if config.demo { demo::ensure(&config.data_dir, &control).await? } else { false };
     let tenants = Tenants::load(&config.data_dir, control.clone()).await?;
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
-    let ctx = ApiContext { tenants: tenants.clone(), auth, clock: config.clock.clone() };
+    let daily = Arc::new(DailyCounters::new(control.clone()));
+    let limits = Arc::new(Limits {
+        concurrency: ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE),
+        daily: daily.clone(),
+        rate: config.rate,
+    });
+    let ctx = ApiContext { tenants: tenants.clone(), auth, clock: config.clock.clone(), limits };
 
     let (shutdown, signal) = watch::channel(false);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -63,14 +73,14 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         extensions_addr = Some(listener.local_addr()?);
         servers.push(serve(listener, extensions_router(), signal.clone()));
     }
-    let refresher = tenants.spawn_refresher(config.refresh_interval);
+    let background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
     tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), "herald is serving");
-    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, refresher })
+    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily })
 }
 
 fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
     tokio::spawn(async move {
-        axum::serve(listener, app)
+        axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
             .with_graceful_shutdown(async move {
                 let _ = signal.wait_for(|stop| *stop).await;
             })
@@ -82,10 +92,14 @@ impl RunningServer {
     /// Stops accepting connections, lets in-flight requests finish, and returns.
     pub async fn stop(self) -> anyhow::Result<()> {
         let _ = self.shutdown.send(true);
-        self.refresher.abort();
         for s in self.servers {
             s.await.context("server task")??;
         }
+        for task in self.background {
+            task.abort();
+        }
+        // Calls counted since the last flush still count after a restart.
+        self.daily.flush().await.context("saving the daily call counts")?;
         Ok(())
     }
 }

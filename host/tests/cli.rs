@@ -84,6 +84,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         demo: false,
         refresh_interval: Duration::from_millis(200),
         clock: std::sync::Arc::new(herald_host::paging::SystemClock),
+        rate: herald_host::limits::RateSettings::default(),
     })
     .await
     .unwrap();

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use herald_host::limits::RateSettings;
 use herald_host::paging::ManualClock;
 use herald_host::server::{self, RunningServer, ServerConfig};
 use reqwest::{Method, StatusCode};
@@ -21,11 +22,12 @@ pub struct TestServer {
     _dir: Option<tempfile::TempDir>,
     running: Option<RunningServer>,
     pub client: reqwest::Client,
-    /// The server's clock for paging documents: it moves only when a test advances it.
+    /// The server's clock (paging documents, daily caps): it moves only when a test advances it.
     pub clock: Arc<ManualClock>,
+    rate: RateSettings,
 }
 
-fn config(data_dir: PathBuf, clock: Arc<ManualClock>) -> ServerConfig {
+fn config(data_dir: PathBuf, clock: Arc<ManualClock>, rate: RateSettings) -> ServerConfig {
     ServerConfig {
         data_dir,
         listen: "127.0.0.1:0".into(),
@@ -33,21 +35,27 @@ fn config(data_dir: PathBuf, clock: Arc<ManualClock>) -> ServerConfig {
         demo: true,
         refresh_interval: Duration::from_millis(200),
         clock,
+        rate,
     }
 }
 
 impl TestServer {
     /// A server on the embedded default (demo instances) in a fresh data directory.
     pub async fn start() -> TestServer {
+        TestServer::start_with_rate(RateSettings::default()).await
+    }
+
+    /// A server with its own rate smoothing settings.
+    pub async fn start_with_rate(rate: RateSettings) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut s = TestServer::start_in(dir.path().to_path_buf()).await;
+        let mut s = TestServer::start_in(dir.path().to_path_buf(), rate).await;
         s._dir = Some(dir);
         s
     }
 
-    pub async fn start_in(data_dir: PathBuf) -> TestServer {
+    pub async fn start_in(data_dir: PathBuf, rate: RateSettings) -> TestServer {
         let clock = Arc::new(ManualClock::new(chrono_now_millis()));
-        let running = server::start(config(data_dir.clone(), clock.clone())).await.expect("server starts");
+        let running = server::start(config(data_dir.clone(), clock.clone(), rate)).await.expect("server starts");
         TestServer {
             base: format!("http://{}", running.addr),
             data_dir,
@@ -55,13 +63,14 @@ impl TestServer {
             running: Some(running),
             client: reqwest::Client::new(),
             clock,
+            rate,
         }
     }
 
     /// Stops the server (draining requests) and starts a new one on the same data directory.
     pub async fn restart(mut self) -> TestServer {
         self.running.take().expect("running").stop().await.expect("clean stop");
-        let mut next = TestServer::start_in(self.data_dir.clone()).await;
+        let mut next = TestServer::start_in(self.data_dir.clone(), self.rate).await;
         next._dir = self._dir.take();
         next
     }

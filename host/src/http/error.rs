@@ -24,6 +24,8 @@ pub enum ApiError {
     UnsupportedMediaType,
     /// A filter names a selector that does not exist (the spec's 422).
     UnknownSelector,
+    /// A limit is reached; retry after this many seconds.
+    TooManyRequests { retry_after: u64 },
     Internal(anyhow::Error),
 }
 
@@ -49,6 +51,11 @@ impl IntoResponse for ApiError {
             ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, None),
             ApiError::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, None),
             ApiError::UnknownSelector => (StatusCode::UNPROCESSABLE_ENTITY, None),
+            ApiError::TooManyRequests { retry_after } => {
+                let mut r = StatusCode::TOO_MANY_REQUESTS.into_response();
+                r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+                return r;
+            }
             ApiError::Internal(e) => {
                 tracing::error!(error = ?e, "request failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, None)

@@ -36,6 +36,7 @@ pub fn decode_twice(once: &str) -> Result<String, ApiError> {
 }
 
 /// A caller with a valid credential of any scope, and its instance.
+#[derive(Clone)]
 pub struct Caller {
     pub principal: Principal,
     pub tenant: Arc<Tenant>,
@@ -44,8 +45,20 @@ pub struct Caller {
 impl FromRequestParts<ApiContext> for Caller {
     type Rejection = ApiError;
 
+    /// The caller the `guard::authenticate` middleware found, or (for routes outside it) the
+    /// caller the headers name.
     async fn from_request_parts(parts: &mut Parts, ctx: &ApiContext) -> Result<Caller, ApiError> {
-        let header = parts.headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).ok_or(ApiError::Unauthorized)?;
+        match parts.extensions.get::<Caller>() {
+            Some(caller) => Ok(caller.clone()),
+            None => Caller::authenticate(&parts.headers, ctx).await,
+        }
+    }
+}
+
+impl Caller {
+    /// Resolves the `Authorization` header (Bearer or Basic) to a caller and its instance.
+    pub async fn authenticate(headers: &axum::http::HeaderMap, ctx: &ApiContext) -> Result<Caller, ApiError> {
+        let header = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).ok_or(ApiError::Unauthorized)?;
         let principal = ctx.auth.check_header(header).await.map_err(ApiError::from)?.ok_or(ApiError::Unauthorized)?;
         let tenant = ctx.tenants.get(&principal.customer_id).ok_or(ApiError::Unauthorized)?;
         Ok(Caller { principal, tenant })

@@ -7,6 +7,7 @@ mod discovery;
 mod error;
 mod extract;
 mod global_data;
+mod guard;
 mod negotiate;
 mod oauth;
 mod paged;
@@ -15,6 +16,8 @@ mod recipients;
 mod register;
 mod stream;
 mod tables;
+#[cfg(feature = "testing")]
+mod testing;
 mod wire;
 
 use std::sync::Arc;
@@ -27,6 +30,7 @@ use tower_http::trace::TraceLayer;
 pub use error::{ApiError, ApiResult};
 
 use crate::auth::Authenticator;
+use crate::limits::Limits;
 use crate::model::Model;
 use crate::paging::Clock;
 use crate::rsql::{self, Condition, Selectors};
@@ -41,23 +45,41 @@ pub struct ApiContext {
     pub tenants: Arc<Tenants>,
     pub auth: Arc<Authenticator>,
     pub clock: Arc<dyn Clock>,
+    pub limits: Arc<Limits>,
 }
 
 /// The REST API under `{base_url}`.
+///
+/// Layers run from the last added inward: content negotiation, authentication, rate smoothing per
+/// credential, the instance's limits (concurrency, daily cap), then the handler.
 pub fn api_router(ctx: ApiContext) -> Router {
+    let rate = ctx.limits.rate;
     let json_api = Router::new()
         .merge(recipients::router())
         .merge(recipient_data::router())
         .merge(global_data::router())
         .merge(tables::router())
         .merge(discovery::router())
-        .merge(register::router())
+        .merge(register::router());
+    #[cfg(feature = "testing")]
+    let json_api = json_api.merge(testing::router());
+    // Unknown paths answer 404 only to authenticated callers, and count like any call.
+    let json_api = json_api
+        .fallback(|| async { ApiError::NotFound })
+        .layer(middleware::from_fn_with_state(ctx.clone(), guard::instance_limits))
+        .layer(guard::rate::layer(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst))
+        .layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate))
         .layer(middleware::from_fn(negotiate::json_only));
+    let token = oauth::router().layer(guard::rate::layer(
+        guard::rate::AddressKey,
+        rate.per_address_per_second,
+        rate.per_address_burst,
+    ));
     Router::new()
         .merge(json_api)
-        .merge(oauth::router())
-        .fallback(|| async { ApiError::NotFound })
+        .merge(token)
         .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
+        .layer(middleware::from_fn(negotiate::refuse_oversized))
         .layer(middleware::map_response(|mut r: axum::response::Response| async move {
             negotiate::label_json(&mut r);
             r

@@ -24,6 +24,16 @@ pub async fn json_only(request: Request, next: Next) -> Response {
     response
 }
 
+/// Refuses a body whose declared length is over the limit before reading any of it. (Bodies
+/// without a declared length are cut off by the body limit once they pass it.)
+pub async fn refuse_oversized(request: Request, next: Next) -> Response {
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > super::MAX_PAYLOAD_BYTES as u64) {
+        return ApiError::PayloadTooLarge.into_response();
+    }
+    next.run(request).await
+}
+
 /// Sets the charset on JSON responses (axum's `Json` says only `application/json`).
 pub fn label_json(response: &mut Response) {
     let is_plain_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v == "application/json");

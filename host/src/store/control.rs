@@ -134,6 +134,37 @@ impl ControlDb {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Calls counted for an instance on a UTC day.
+    pub async fn daily_usage(&self, customer_id: &str, day: &str) -> StoreResult<u64> {
+        let row = sqlx::query("SELECT calls FROM daily_usage WHERE customer_id = ? AND day = ?")
+            .bind(customer_id)
+            .bind(day)
+            .fetch_optional(&self.pools.read)
+            .await?;
+        Ok(row.map(|r| r.get::<i64, _>(0) as u64).unwrap_or(0))
+    }
+
+    /// Adds `calls` to an instance's count for a UTC day; returns the new total (all nodes').
+    pub async fn add_daily_usage(&self, customer_id: &str, day: &str, calls: u64) -> StoreResult<u64> {
+        let row = sqlx::query(
+            "INSERT INTO daily_usage (customer_id, day, calls) VALUES (?, ?, ?)
+             ON CONFLICT (customer_id, day) DO UPDATE SET calls = daily_usage.calls + excluded.calls
+             RETURNING calls",
+        )
+        .bind(customer_id)
+        .bind(day)
+        .bind(calls as i64)
+        .fetch_one(&self.pools.write)
+        .await?;
+        Ok(row.get::<i64, _>(0) as u64)
+    }
+
+    /// Forgets counts of days before `day` (kept a week for the operator's curiosity).
+    pub async fn prune_daily_usage(&self, before_day: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM daily_usage WHERE day < ?").bind(before_day).execute(&self.pools.write).await?;
+        Ok(())
+    }
+
     pub async fn setting(&self, key: &str) -> StoreResult<Option<String>> {
         let row = sqlx::query("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pools.read).await?;
         Ok(row.map(|r| r.get(0)))

@@ -1,0 +1,149 @@
+//! The middleware every call of the JSON API passes, in this order: authenticate (once; the
+//! caller is kept in the request's extensions for the handlers' extractors), rate smoothing per
+//! credential (`limits::rate`), then the instance's limits: a slot among its 20 concurrent calls
+//! and a call of its daily cap. Every answer carries the caller's standing against the cap:
+//!
+//! - `X-RateLimit-Limit`: the instance's daily cap;
+//! - `X-RateLimit-Remaining`: calls left today (UTC);
+//! - `X-RateLimit-Reset`: seconds until the count starts again (next UTC midnight).
+//!
+//! Refusals are 429 with `Retry-After` (seconds) and an empty body: 1 second for a full set of
+//! concurrent slots, the time to midnight for an exhausted cap.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ApiError;
+use super::extract::Caller;
+use super::ApiContext;
+use crate::limits::Usage;
+
+pub async fn authenticate(State(ctx): State<ApiContext>, mut request: Request, next: Next) -> Response {
+    match Caller::authenticate(request.headers(), &ctx).await {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+pub async fn instance_limits(State(ctx): State<ApiContext>, request: Request, next: Next) -> Response {
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+        return ApiError::Unauthorized.into_response();
+    };
+    let tenant = &caller.tenant;
+    // Held until the handler returns (a streamed body may outlive it).
+    let Some(_slot) = ctx.limits.concurrency.try_acquire(tenant.customer_id()) else {
+        return ApiError::TooManyRequests { retry_after: 1 }.into_response();
+    };
+    let cap = tenant.settings.effective_daily_cap();
+    let usage = match ctx.limits.daily.admit(tenant.customer_id(), cap, ctx.clock.now_millis()).await {
+        Ok(Ok(usage)) => usage,
+        Ok(Err(usage)) => {
+            let mut refused = ApiError::TooManyRequests { retry_after: usage.reset_secs }.into_response();
+            usage_headers(&mut refused, usage);
+            return refused;
+        }
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let mut response = next.run(request).await;
+    usage_headers(&mut response, usage);
+    response
+}
+
+fn usage_headers(response: &mut Response, usage: Usage) {
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("x-ratelimit-limit", usage.limit),
+        ("x-ratelimit-remaining", usage.remaining),
+        ("x-ratelimit-reset", usage.reset_secs),
+    ] {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
+    }
+}
+
+/// Rate smoothing with tower-governor: per credential behind `authenticate`, per client address on
+/// the token endpoint. Refusals become the platform's 429 (empty body, `Retry-After`).
+pub mod rate {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use axum::extract::ConnectInfo;
+    use axum::http::Request;
+    use axum::response::IntoResponse;
+    use governor::middleware::NoOpMiddleware;
+    use tower_governor::governor::{GovernorConfig, GovernorConfigBuilder};
+    use tower_governor::key_extractor::KeyExtractor;
+    use tower_governor::{GovernorError, GovernorLayer};
+
+    use super::super::error::ApiError;
+    use super::Caller;
+    use crate::limits::rate::replenish_period;
+
+    /// Keys calls by the credential that `authenticate` found.
+    #[derive(Clone, Debug)]
+    pub struct CredentialKey;
+
+    impl KeyExtractor for CredentialKey {
+        type Key = String;
+
+        fn extract<T>(&self, req: &Request<T>) -> Result<String, GovernorError> {
+            req.extensions().get::<Caller>().map(|c| c.principal.client_id.clone()).ok_or(GovernorError::UnableToExtractKey)
+        }
+    }
+
+    /// Keys calls by the client's address (the TCP peer; headers such as X-Forwarded-For are not
+    /// trusted, since any client can send them).
+    #[derive(Clone, Debug)]
+    pub struct AddressKey;
+
+    impl KeyExtractor for AddressKey {
+        type Key = std::net::IpAddr;
+
+        fn extract<T>(&self, req: &Request<T>) -> Result<std::net::IpAddr, GovernorError> {
+            req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).ok_or(GovernorError::UnableToExtractKey)
+        }
+    }
+
+    fn refusal(e: GovernorError) -> axum::response::Response {
+        match e {
+            GovernorError::TooManyRequests { wait_time, .. } => {
+                ApiError::TooManyRequests { retry_after: wait_time.max(1) }.into_response()
+            }
+            GovernorError::UnableToExtractKey => ApiError::Unauthorized.into_response(),
+            GovernorError::Other { .. } => ApiError::Internal(anyhow::anyhow!("rate limiter failed")).into_response(),
+        }
+    }
+
+    fn config<K: KeyExtractor>(key: K, per_second: u32, burst: u32) -> Arc<GovernorConfig<K, NoOpMiddleware>> {
+        let mut builder = GovernorConfigBuilder::default();
+        builder.period(replenish_period(per_second)).burst_size(burst.max(1));
+        Arc::new(builder.key_extractor(key).finish().expect("period and burst are not zero"))
+    }
+
+    /// The layer and a task that forgets idle keys every minute (the key map would grow with
+    /// every address ever seen otherwise).
+    pub fn layer<K>(key: K, per_second: u32, burst: u32) -> GovernorLayer<K, NoOpMiddleware, axum::body::Body>
+    where
+        K: KeyExtractor + Send + Sync + 'static,
+        K::Key: Send + Sync + 'static,
+    {
+        let config = config(key, per_second, burst);
+        let limiter = config.limiter().clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                if Arc::strong_count(&limiter) == 1 {
+                    return; // the server is gone
+                }
+                limiter.retain_recent();
+            }
+        });
+        GovernorLayer::new(config).error_handler(refusal)
+    }
+}

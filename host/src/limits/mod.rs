@@ -1,0 +1,23 @@
+//! The spec's limits: calls in flight per instance, daily call caps, and rate smoothing (per
+//! credential on the API, per client address on the token and open endpoints). The body size
+//! limit lives with the HTTP layer (`http::MAX_PAYLOAD_BYTES`).
+
+mod concurrency;
+mod daily;
+pub mod rate;
+
+use std::sync::Arc;
+
+pub use concurrency::ConcurrencyLimiter;
+pub use daily::{DailyCounters, Usage};
+pub use rate::RateSettings;
+
+/// At most 20 calls in flight per instance (spec).
+pub const CONCURRENT_CALLS_PER_INSTANCE: usize = 20;
+
+/// The limits a server enforces.
+pub struct Limits {
+    pub concurrency: ConcurrencyLimiter,
+    pub daily: Arc<DailyCounters>,
+    pub rate: RateSettings,
+}

@@ -1,0 +1,177 @@
+//! The spec's limits: 20 concurrent calls per instance, daily caps, rate smoothing, payload size,
+//! and the headers that tell a caller where it stands. No assertion here depends on timing:
+//! "refused at once" is checked by order (the refusal arrives while the slow calls still run).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use herald_host::auth::secret;
+use herald_host::limits::RateSettings;
+use herald_host::model::DefinitionFile;
+use herald_host::store::ControlDb;
+use herald_tests::{Api, TestServer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn header(a: &reqwest::Response, name: &str) -> Option<String> {
+    a.headers().get(name).map(|v| v.to_str().unwrap().to_string())
+}
+
+#[tokio::test]
+async fn twenty_calls_in_flight_are_served_and_the_21st_is_refused() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let staging = s.staging().await;
+    let done = Arc::new(AtomicUsize::new(0));
+    let slow: Vec<_> = (0..20)
+        .map(|_| {
+            let (api, done) = (api.clone(), done.clone());
+            tokio::spawn(async move {
+                let a = api.get("/testing/sleep?ms=3000").await;
+                done.fetch_add(1, Ordering::SeqCst);
+                a.status.as_u16()
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+
+    let refused = api.client.get(format!("{}/testing/sleep?ms=0", api.base)).header("Authorization", &api.auth).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert_eq!(header(&refused, "retry-after").as_deref(), Some("1"));
+    assert!(refused.text().await.unwrap().is_empty());
+    // Another instance is not affected by demo's full slots.
+    staging.get("/testing/sleep?ms=0").await.expect(200);
+    assert_eq!(done.load(Ordering::SeqCst), 0, "the refusal and the neighbour's call came while all 20 ran");
+
+    for task in slow {
+        assert_eq!(task.await.unwrap(), 200, "the 20 are served");
+    }
+    api.get("/testing/sleep?ms=0").await.expect(200);
+}
+
+async fn capped_instance(s: &TestServer, cap: u64) -> Api {
+    let definition = format!(
+        "[[instance]]\ncustomer_id = \"capped\"\nenvironment = \"staging\"\ndaily_cap = {cap}\n\n[model]\nrecipient_id = \"ID\"\nperson_data = [{{ name = \"ID\", type = \"NUMBER\", unique = true }}]\n"
+    );
+    let control = ControlDb::open(&s.data_dir).await.unwrap();
+    herald_host::tenants::apply(&s.data_dir, &control, &DefinitionFile::from_toml(&definition).unwrap()).await.unwrap();
+    control.insert_credential("capped-key", "capped", &secret::hash("capped-secret"), "public", "test").await.unwrap();
+    for _ in 0..100 {
+        let r = s
+            .client
+            .post(format!("{}/oauth2/token", s.base))
+            .form(&[("grant_type", "client_credentials"), ("client_id", "capped-key"), ("client_secret", "capped-secret")])
+            .send()
+            .await
+            .unwrap();
+        if r.status() == 200 {
+            return s.api("capped-key", "capped-secret").await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the server never loaded the capped instance");
+}
+
+#[tokio::test]
+async fn a_daily_cap_refuses_until_midnight_and_survives_a_restart() {
+    let s = TestServer::start().await;
+    let capped = capped_instance(&s, 3).await;
+    for remaining in ["2", "1", "0"] {
+        let r = capped.client.get(format!("{}/recipients", capped.base)).header("Authorization", &capped.auth).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(header(&r, "x-ratelimit-limit").as_deref(), Some("3"));
+        assert_eq!(header(&r, "x-ratelimit-remaining").as_deref(), Some(remaining));
+    }
+    let refused = capped.client.get(format!("{}/recipients", capped.base)).header("Authorization", &capped.auth).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let retry: u64 = header(&refused, "retry-after").unwrap().parse().unwrap();
+    assert!((1..=86_400).contains(&retry));
+    assert_eq!(header(&refused, "x-ratelimit-reset").unwrap().parse::<u64>().unwrap(), retry, "seconds to UTC midnight");
+    assert_eq!(header(&refused, "x-ratelimit-remaining").as_deref(), Some("0"));
+
+    // Other instances are unaffected.
+    let demo = s.demo().await;
+    let r = demo.client.get(format!("{}/globaldata/", demo.base)).header("Authorization", &demo.auth).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-ratelimit-limit").as_deref(), Some("500000"));
+
+    // The count survives a restart...
+    let s = s.restart().await;
+    let capped = Api { base: s.base.clone(), ..capped };
+    capped.get("/recipients").await.expect(429);
+    // ...and starts again the next UTC day.
+    s.clock.advance_secs(retry as i64);
+    capped.get("/recipients").await.expect(200);
+}
+
+#[tokio::test]
+async fn every_answer_reports_the_daily_standing() {
+    let s = TestServer::start().await;
+    let staging = s.staging().await;
+    let first = staging.client.get(format!("{}/globaldata/", staging.base)).header("Authorization", &staging.auth).send().await.unwrap();
+    assert_eq!(header(&first, "x-ratelimit-limit").as_deref(), Some("5000"));
+    let remaining: u64 = header(&first, "x-ratelimit-remaining").unwrap().parse().unwrap();
+    let second = staging.client.get(format!("{}/nope", staging.base)).header("Authorization", &staging.auth).send().await.unwrap();
+    assert_eq!(second.status(), 404);
+    assert_eq!(header(&second, "x-ratelimit-remaining").unwrap().parse::<u64>().unwrap(), remaining - 1, "every call counts");
+}
+
+#[tokio::test]
+async fn bursts_are_smoothed_per_credential() {
+    let s = TestServer::start_with_rate(RateSettings { per_credential_per_second: 1, per_credential_burst: 3, ..RateSettings::default() }).await;
+    let demo = s.demo().await;
+    let staging = s.staging().await;
+    for _ in 0..3 {
+        demo.get("/globaldata/").await.expect(200);
+    }
+    let refused = demo.client.get(format!("{}/globaldata/", demo.base)).header("Authorization", &demo.auth).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(header(&refused, "retry-after").unwrap().parse::<u64>().unwrap() >= 1);
+    staging.get("/globaldata/").await.expect(200);
+}
+
+#[tokio::test]
+async fn the_token_endpoint_is_smoothed_per_address() {
+    let s = TestServer::start_with_rate(RateSettings { per_address_per_second: 1, per_address_burst: 2, ..RateSettings::default() }).await;
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let r = s
+            .client
+            .post(format!("{}/oauth2/token", s.base))
+            .form(&[("grant_type", "client_credentials"), ("client_id", "demo-public-key"), ("client_secret", "wrong")])
+            .send()
+            .await
+            .unwrap();
+        statuses.push(r.status().as_u16());
+    }
+    assert_eq!(statuses, [401, 401, 429], "credential stuffing is slowed down");
+}
+
+/// A chunked body (no declared length) is cut off at 20 MB with a 413.
+#[tokio::test]
+async fn a_chunked_body_over_20_mb_is_413() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "PUT /globaldata/CAMPAIGN_NAME HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        api.auth
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let chunk = vec![b' '; 1024 * 1024];
+    let mut sent = 0;
+    // Writes may fail once the server has answered and closed: that is the point.
+    while sent <= 21 * 1024 * 1024 {
+        let framed = [format!("{:x}\r\n", chunk.len()).into_bytes(), chunk.clone(), b"\r\n".to_vec()].concat();
+        if stream.write_all(&framed).await.is_err() {
+            break;
+        }
+        sent += chunk.len();
+    }
+    let _ = stream.write_all(b"0\r\n\r\n").await;
+    let mut answer = vec![0u8; 64];
+    let n = stream.read(&mut answer).await.unwrap();
+    let status_line = String::from_utf8_lossy(&answer[..n]);
+    assert!(status_line.starts_with("HTTP/1.1 413"), "{status_line}");
+}

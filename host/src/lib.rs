@@ -1,5 +1,6 @@
 //! Herald: a marketing-automation platform server. See ARCHITECTURE.md for the map.
 
+pub mod assets;
 pub mod auth;
 pub mod cli;
 pub mod commands;

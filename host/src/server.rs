@@ -61,7 +61,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         daily: daily.clone(),
         rate: config.rate,
     });
-    let ctx = ApiContext { tenants: tenants.clone(), auth, clock: config.clock.clone(), limits };
+    let ctx = ApiContext { data_dir: Arc::from(config.data_dir.as_path()), tenants: tenants.clone(), auth, clock: config.clock.clone(), limits };
 
     let (shutdown, signal) = watch::channel(false);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -2,10 +2,11 @@
 //! merges them, owns the shared state and the cross-cutting layers (content negotiation, body
 //! limit, tracing), and runs the listeners.
 
+mod assets;
 mod batch;
 mod discovery;
-mod error;
-mod extract;
+pub(crate) mod error;
+pub(crate) mod extract;
 mod global_data;
 mod guard;
 mod negotiate;
@@ -18,6 +19,8 @@ mod stream;
 mod tables;
 #[cfg(feature = "testing")]
 mod testing;
+mod webapps;
+mod webdav;
 mod wire;
 
 use std::sync::Arc;
@@ -42,6 +45,7 @@ pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
 /// State shared by every handler.
 #[derive(Clone)]
 pub struct ApiContext {
+    pub data_dir: Arc<std::path::Path>,
     pub tenants: Arc<Tenants>,
     pub auth: Arc<Authenticator>,
     pub clock: Arc<dyn Clock>,
@@ -63,21 +67,25 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(register::router());
     #[cfg(feature = "testing")]
     let json_api = json_api.merge(testing::router());
+    let json_api = json_api.layer(middleware::from_fn(negotiate::json_only));
+    let uploads = assets::router().layer(middleware::from_fn(negotiate::answers_json));
     // Unknown paths answer 404 only to authenticated callers, and count like any call.
-    let json_api = json_api
+    let guarded = json_api
+        .merge(uploads)
+        .merge(webdav::router())
         .fallback(|| async { ApiError::NotFound })
         .layer(middleware::from_fn_with_state(ctx.clone(), guard::instance_limits))
         .layer(guard::rate::layer(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst))
-        .layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate))
-        .layer(middleware::from_fn(negotiate::json_only));
+        .layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate));
     let token = oauth::router().layer(guard::rate::layer(
         guard::rate::AddressKey,
         rate.per_address_per_second,
         rate.per_address_burst,
     ));
     Router::new()
-        .merge(json_api)
+        .merge(guarded)
         .merge(token)
+        .merge(webapps::router())
         .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
         .layer(middleware::from_fn(negotiate::refuse_oversized))
         .layer(middleware::map_response(|mut r: axum::response::Response| async move {

@@ -34,6 +34,15 @@ pub async fn refuse_oversized(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
+/// For routes whose bodies are not JSON (multipart uploads) but whose answers are: only the
+/// `Accept` header is checked.
+pub async fn answers_json(request: Request, next: Next) -> Response {
+    if !accepts_json(request.headers().get_all(header::ACCEPT).iter()) {
+        return ApiError::NotAcceptable.into_response();
+    }
+    next.run(request).await
+}
+
 /// Sets the charset on JSON responses (axum's `Json` says only `application/json`).
 pub fn label_json(response: &mut Response) {
     let is_plain_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v == "application/json");

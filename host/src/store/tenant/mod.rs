@@ -1,6 +1,7 @@
 //! One instance's data: its own SQLite file with typed tables generated from its model.
 
 mod codec;
+mod extensions;
 mod global_data;
 mod paging;
 mod records;
@@ -9,6 +10,7 @@ mod schema;
 
 use std::path::Path;
 
+pub use extensions::ExtensionRecord;
 pub use global_data::GlobalValue;
 pub use paging::DocumentInfo;
 pub use records::{EntryOutcome, Record, TableRef, Upserted};

@@ -33,6 +33,10 @@ const BASE_SCHEMA: &[&str] = &[
      CREATE TABLE _paging_chunks (
          document TEXT NOT NULL REFERENCES _paging_documents(id) ON DELETE CASCADE,
          chunk INTEGER NOT NULL, keys BLOB NOT NULL, PRIMARY KEY (document, chunk));",
+    // version 3: uploaded extensions (the files live in the instance's extensions/ folder)
+    "CREATE TABLE _extensions (
+         path TEXT PRIMARY KEY, type TEXT NOT NULL, size INTEGER NOT NULL,
+         sha256 TEXT NOT NULL, updated_at INTEGER NOT NULL);",
 ];
 
 /// The SQL name of a One-To-Many table.

@@ -1,0 +1,116 @@
+//! Names of media items and folders, as customers send them. A name is a relative path of plain
+//! components: no `..`, no absolute paths, no control characters or backslashes, no hidden
+//! components (leading `.`), each at most 255 bytes and the whole at most 1024.
+
+use std::path::PathBuf;
+
+/// A validated relative path (components joined with `/`), possibly empty (the area's root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelPath(Vec<String>);
+
+impl RelPath {
+    pub fn root() -> RelPath {
+        RelPath(Vec::new())
+    }
+
+    /// Reads a folder or item path; `what` names it in the error ("folder", "file").
+    pub fn parse(what: &str, text: &str) -> Result<RelPath, String> {
+        if text.len() > 1024 {
+            return Err(format!("the {what} path is longer than 1024 bytes"));
+        }
+        let mut parts = Vec::new();
+        for part in text.split('/') {
+            if part.is_empty() {
+                continue; // "a//b", a leading or trailing slash
+            }
+            if part == "." || part == ".." {
+                return Err(format!("the {what} path '{text}' may not contain '.' or '..'"));
+            }
+            if part.starts_with('.') {
+                return Err(format!("the {what} path '{text}' may not contain hidden names (starting with '.')"));
+            }
+            if part.chars().any(|c| c.is_control() || c == '\\' || c == ':') {
+                return Err(format!("the {what} path '{text}' contains a control character, '\\\\' or ':'"));
+            }
+            if part.len() > 255 {
+                return Err(format!("a name in the {what} path is longer than 255 bytes"));
+            }
+            parts.push(part.to_string());
+        }
+        Ok(RelPath(parts))
+    }
+
+    /// An item name (the last component of an upload): one non-empty component.
+    pub fn file_name(text: &str) -> Result<String, String> {
+        // Browsers may send a full client path; only its last component names the item.
+        let last = text.rsplit(['/', '\\']).next().unwrap_or("");
+        match RelPath::parse("file", last)?.0.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => Err("the file needs a name".into()),
+        }
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn join(&self, name: &str) -> RelPath {
+        let mut parts = self.0.clone();
+        parts.push(name.to_string());
+        RelPath(parts)
+    }
+
+    /// `self` followed by every component of `tail`.
+    pub fn concat(&self, tail: &RelPath) -> RelPath {
+        RelPath(self.0.iter().chain(tail.0.iter()).cloned().collect())
+    }
+
+    /// The path without its last component.
+    pub fn parent(&self) -> RelPath {
+        RelPath(self.0[..self.0.len().saturating_sub(1)].to_vec())
+    }
+
+    /// The last component.
+    pub fn name(&self) -> Option<&str> {
+        self.0.last().map(String::as_str)
+    }
+
+    pub fn to_fs(&self) -> PathBuf {
+        self.0.iter().collect()
+    }
+
+    /// `a/b/c`
+    pub fn as_text(&self) -> String {
+        self.0.join("/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_paths_pass_and_are_normalised() {
+        assert_eq!(RelPath::parse("folder", "images/2024/").unwrap().as_text(), "images/2024");
+        assert_eq!(RelPath::parse("folder", "/a//b").unwrap().as_text(), "a/b");
+        assert!(RelPath::parse("folder", "").unwrap().is_root());
+        assert_eq!(RelPath::parse("file", "café menu.pdf").unwrap().as_text(), "café menu.pdf");
+    }
+
+    #[test]
+    fn traversal_and_odd_names_are_refused() {
+        for bad in ["..", "a/../b", "./a", ".hidden", "a/.git/x", "a\\b", "c:evil", "a\u{0}b", "a\nb"] {
+            assert!(RelPath::parse("folder", bad).is_err(), "{bad:?}");
+        }
+        assert!(RelPath::parse("folder", &"x".repeat(256)).is_err());
+        assert!(RelPath::parse("folder", &"x/".repeat(600)).is_err());
+    }
+
+    #[test]
+    fn file_names_take_the_last_component() {
+        assert_eq!(RelPath::file_name("C:\\Users\\me\\logo.png").unwrap(), "logo.png");
+        assert_eq!(RelPath::file_name("dir/logo.png").unwrap(), "logo.png");
+        assert!(RelPath::file_name("").is_err());
+        assert!(RelPath::file_name("..").is_err());
+    }
+}

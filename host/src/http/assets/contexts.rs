@@ -1,0 +1,66 @@
+//! Context Parameter Schemas (`media/contexts/<name>.json`): POST creates, PUT creates or adds to
+//! an existing schema (its models and fields cannot change). The format is in `assets::contexts`.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::Value as Json_;
+
+use super::upload::{self, Form};
+use super::{io_fault, media, stored, ListQuery};
+use crate::assets::{contexts, list, Kind, RelPath};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::ApiContext;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/assets/contexts", post(create).put(put))
+        .route("/assets/contexts/list", get(list_schemas))
+}
+
+async fn list_schemas(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+    let media = media(&ctx, &caller.tenant);
+    let entries = list(&media.path(Kind::Contexts, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
+    Ok(Json(entries.iter().map(|e| serde_json::json!({ "name": e.name, "isFolder": e.is_folder })).collect()))
+}
+
+async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool) -> ApiResult<Response> {
+    let media = media(ctx, &caller.tenant);
+    let mut fields = upload::read(&media, form).await?;
+    let file = fields.take_file()?;
+    if !file.name.ends_with(".json") || file.name.len() == ".json".len() {
+        return Err(ApiError::bad("a Context Parameter Schema is a .json file; its name without .json names the schema"));
+    }
+    let path = RelPath::root().join(&file.name);
+    let bytes = tokio::fs::read(file.temp.path()).await.map_err(io_fault)?;
+    let schema = contexts::parse(&bytes).map_err(ApiError::BadRequest)?;
+    let target = media.path(Kind::Contexts, &path);
+    let size = file.size;
+    if !replace {
+        return if file.temp.create(&target).await.map_err(io_fault)? {
+            Ok((StatusCode::CREATED, Json(stored("contexts", &path, size))).into_response())
+        } else {
+            Err(ApiError::Conflict(format!("contexts/{} exists; PUT adds to it", file.name)))
+        };
+    }
+    if let Ok(old) = tokio::fs::read(&target).await {
+        // A stored schema that no longer parses is replaced rather than blocking the fix.
+        if let Ok(old) = contexts::parse(&old) {
+            contexts::check_evolution(&old, &schema).map_err(ApiError::Conflict)?;
+        }
+    }
+    let existed = file.temp.replace(&target).await.map_err(io_fault)?;
+    let status = if existed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(stored("contexts", &path, size))).into_response())
+}
+
+async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    save(&ctx, &caller, form, false).await
+}
+
+async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    save(&ctx, &caller, form, true).await
+}

@@ -1,0 +1,97 @@
+//! Extension files: POST (`file`, `type`, optional `folder`) stores a new extension, PUT replaces
+//! an existing one, DELETE removes one, `GET /assets/extensions/list` lists them with their type.
+//! The file is stored as uploaded; checking that it is a valid component for its type belongs to
+//! the extension host. An extension's id is its path without `.wasm`.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value as Json_};
+
+use super::upload::{self, Form};
+use super::{io_fault, media, stored, ListQuery};
+use crate::assets::list;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::ApiContext;
+use crate::store::tenant::ExtensionRecord;
+
+/// The extension types of the spec.
+pub const TYPES: [&str; 5] = ["step", "condition", "http", "monitor", "authheader"];
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/assets/extensions", post(create).put(put).delete(remove))
+        .route("/assets/extensions/list", get(list_extensions))
+}
+
+fn checked_type(kind: Option<&str>) -> ApiResult<Option<String>> {
+    match kind {
+        None => Ok(None),
+        Some(k) if TYPES.contains(&k) => Ok(Some(k.to_string())),
+        Some(k) => Err(ApiError::bad(format!("unknown extension type '{k}' (one of {})", TYPES.join(", ")))),
+    }
+}
+
+async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool) -> ApiResult<Response> {
+    let tenant = &caller.tenant;
+    let media = media(ctx, tenant);
+    let mut fields = upload::read(&media, form).await?;
+    let kind = checked_type(fields.kind.as_deref())?;
+    let file = fields.take_file()?;
+    let path = fields.folder()?.join(&file.name);
+    let existing = tenant.db.extension(&path.as_text()).await?;
+    let kind = match (replace, &existing, kind) {
+        (false, Some(_), _) => return Err(ApiError::Conflict(format!("extension {} exists; PUT replaces it", path.as_text()))),
+        (false, None, None) => return Err(ApiError::bad(format!("the form needs a 'type' ({})", TYPES.join(", ")))),
+        (false, None, Some(k)) => k,
+        (true, None, _) => return Err(ApiError::NotFound),
+        (true, Some(e), k) => k.unwrap_or_else(|| e.kind.clone()),
+    };
+    let record = ExtensionRecord { path: path.as_text(), kind, size: file.size, sha256: file.sha256.clone() };
+    file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
+    tenant.db.put_extension(&record).await?;
+    let mut body = stored("extensions", &path, record.size);
+    body["type"] = record.kind.into();
+    body["sha256"] = record.sha256.into();
+    let status = if replace { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(body)).into_response())
+}
+
+async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    save(&ctx, &caller, form, false).await
+}
+
+async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    save(&ctx, &caller, form, true).await
+}
+
+async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<StatusCode> {
+    let media = media(&ctx, &caller.tenant);
+    let fields = upload::read(&media, form).await?;
+    let path = fields.item()?;
+    if !caller.tenant.db.delete_extension(&path.as_text()).await? {
+        return Err(ApiError::NotFound);
+    }
+    let _ = tokio::fs::remove_file(media.extension(&path)).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn list_extensions(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+    let folder = q.folder()?;
+    let media = media(&ctx, &caller.tenant);
+    let Some(entries) = list(&media.extensions_root().join(folder.to_fs())).await.map_err(io_fault)? else {
+        return if folder.is_root() { Ok(Json(Vec::new())) } else { Err(ApiError::NotFound) };
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        if e.is_folder {
+            out.push(json!({ "name": e.name, "isFolder": true }));
+        } else if let Some(record) = caller.tenant.db.extension(&folder.join(&e.name).as_text()).await? {
+            out.push(json!({ "name": e.name, "isFolder": false, "type": record.kind, "size": record.size }));
+        }
+    }
+    Ok(Json(out))
+}

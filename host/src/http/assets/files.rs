@@ -1,0 +1,157 @@
+//! Resources and templates: list, upload (POST creates, PUT creates or replaces), delete
+//! resources unless referenced, commit templates.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value as Json_};
+
+use super::upload::{self, Form};
+use super::{io_fault, media, stored, ListQuery};
+use crate::assets::{list, references, Kind, RelPath};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::ApiContext;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/assets/resources/list", get(list_resources))
+        .route("/assets/resources", post(create_resource).put(put_resource).delete(delete_resource))
+        .route("/assets/templates/list", get(list_templates))
+        .route("/assets/templates", post(create_template).put(put_template))
+        .route("/assets/templates/{method}", post(template_method))
+}
+
+async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQuery) -> ApiResult<Json<Vec<Json_>>> {
+    let media = media(ctx, &caller.tenant);
+    let folder = q.folder()?;
+    let Some(entries) = list(&media.path(kind, &folder)).await.map_err(io_fault)? else {
+        return if folder.is_root() { Ok(Json(Vec::new())) } else { Err(ApiError::NotFound) };
+    };
+    let needles: Vec<(String, Option<String>)> = entries
+        .iter()
+        .map(|e| {
+            let path = folder.join(&e.name).as_text();
+            let own = (kind == Kind::Templates).then(|| path.clone());
+            (format!("{}/{path}", kind.dir()), own)
+        })
+        .collect();
+    let flags = tokio::task::spawn_blocking(move || references::referenced(&media, &needles))
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(Json(
+        entries
+            .iter()
+            .zip(flags)
+            .map(|(e, referenced)| {
+                if e.is_folder {
+                    json!({ "name": e.name, "isFolder": true })
+                } else {
+                    json!({ "name": e.name, "isFolder": false, "referenced": referenced })
+                }
+            })
+            .collect(),
+    ))
+}
+
+async fn list_resources(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+    listing(&ctx, &caller, Kind::Resources, &q).await
+}
+
+async fn list_templates(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+    listing(&ctx, &caller, Kind::Templates, &q).await
+}
+
+/// POST (`replace` false: fails if the item exists) or PUT (creates or replaces).
+async fn upload(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, form: Form, replace: bool) -> ApiResult<Response> {
+    let media = media(ctx, &caller.tenant);
+    let mut fields = upload::read(&media, form).await?;
+    let file = fields.take_file()?;
+    let path = fields.folder()?.join(&file.name);
+    let target = media.path(kind, &path);
+    if tokio::fs::metadata(&target).await.is_ok_and(|m| m.is_dir()) {
+        return Err(ApiError::Conflict(format!("{}/{} is a folder", kind.dir(), path.as_text())));
+    }
+    let size = file.size;
+    let status = if replace {
+        let existed = file.temp.replace(&target).await.map_err(io_fault)?;
+        if existed { StatusCode::OK } else { StatusCode::CREATED }
+    } else if file.temp.create(&target).await.map_err(io_fault)? {
+        StatusCode::CREATED
+    } else {
+        return Err(ApiError::Conflict(format!("{}/{} exists; PUT replaces it", kind.dir(), path.as_text())));
+    };
+    Ok((status, Json(stored(kind.dir(), &path, size))).into_response())
+}
+
+async fn create_resource(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    upload(&ctx, &caller, Kind::Resources, form, false).await
+}
+
+async fn put_resource(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    upload(&ctx, &caller, Kind::Resources, form, true).await
+}
+
+async fn create_template(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    upload(&ctx, &caller, Kind::Templates, form, false).await
+}
+
+async fn put_template(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    upload(&ctx, &caller, Kind::Templates, form, true).await
+}
+
+/// The templates that reference a resource, or an empty list.
+pub(crate) async fn resource_referrers(media: crate::assets::MediaArea, path: &RelPath) -> ApiResult<Vec<String>> {
+    let needle = format!("resources/{}", path.as_text());
+    tokio::task::spawn_blocking(move || references::referrers(&media, &needle, None))
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))
+}
+
+async fn delete_resource(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<StatusCode> {
+    let media = media(&ctx, &caller.tenant);
+    let fields = upload::read(&media, form).await?;
+    let path = fields.item()?;
+    let target = media.path(Kind::Resources, &path);
+    match tokio::fs::metadata(&target).await {
+        Ok(m) if m.is_dir() => return Err(ApiError::bad(format!("resources/{} is a folder", path.as_text()))),
+        Ok(_) => {}
+        Err(_) => return Err(ApiError::NotFound),
+    }
+    let referrers = resource_referrers(media.clone(), &path).await?;
+    if !referrers.is_empty() {
+        return Err(ApiError::Conflict(format!(
+            "resources/{} is referenced by templates/{}",
+            path.as_text(),
+            referrers.join(", templates/")
+        )));
+    }
+    tokio::fs::remove_file(&target).await.map_err(io_fault)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// POST `/assets/templates/:commit` (form: `file`, `folder`): the working copy becomes the
+/// committed version.
+async fn template_method(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    axum::extract::Path(method): axum::extract::Path<String>,
+    form: Form,
+) -> ApiResult<Json<Json_>> {
+    if method != ":commit" {
+        return Err(ApiError::NotFound);
+    }
+    let media = media(&ctx, &caller.tenant);
+    let fields = upload::read(&media, form).await?;
+    let path = fields.item()?;
+    let working = media.path(Kind::Templates, &path);
+    if !tokio::fs::metadata(&working).await.is_ok_and(|m| m.is_file()) {
+        return Err(ApiError::NotFound);
+    }
+    let temp = media.temp_path().await.map_err(io_fault)?;
+    tokio::fs::copy(&working, temp.path()).await.map_err(io_fault)?;
+    temp.replace(&media.committed_template(&path)).await.map_err(io_fault)?;
+    Ok(Json(json!({ "path": format!("templates/{}", path.as_text()), "committed": true })))
+}

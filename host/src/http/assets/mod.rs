@@ -1,0 +1,56 @@
+//! Assets API: the media area's resources, templates, Context Parameter Schemas, webapps and
+//! extension files, through multipart forms. Answers (the spec leaves them open):
+//!
+//! - uploads: **201** created / **200** replaced, `{"path": "<kind>/<folder>/<name>", "size": n}`
+//!   (webapps: `{"name", "url"}`); POST on an existing item, or a change a schema does not allow,
+//!   is **409** with a message; PUT of an extension that does not exist, **404**;
+//! - `DELETE` (the form's `file` names the item): **204**; a referenced resource is **409** naming
+//!   the templates that reference it;
+//! - `POST /assets/templates/:commit`: **200** `{"path", "committed": true}`; **404** without a
+//!   working copy;
+//! - lists: `[{"name", "isFolder", "referenced"?}]`; `referenced` on items of resources and
+//!   templates, `type` on extensions.
+
+mod contexts;
+mod extensions;
+mod files;
+
+pub(super) use files::resource_referrers;
+mod upload;
+mod webapps;
+
+use axum::Router;
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+
+use super::error::{ApiError, ApiResult};
+use super::ApiContext;
+use crate::assets::{MediaArea, RelPath};
+use crate::tenants::Tenant;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().merge(files::router()).merge(contexts::router()).merge(webapps::router()).merge(extensions::router())
+}
+
+pub(super) fn media(ctx: &ApiContext, tenant: &Tenant) -> MediaArea {
+    MediaArea::new(&ctx.data_dir, tenant.customer_id())
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    folder: Option<String>,
+}
+
+impl ListQuery {
+    fn folder(&self) -> ApiResult<RelPath> {
+        RelPath::parse("folder", self.folder.as_deref().unwrap_or("")).map_err(ApiError::BadRequest)
+    }
+}
+
+fn io_fault(e: std::io::Error) -> ApiError {
+    ApiError::Internal(e.into())
+}
+
+fn stored(kind: &str, path: &RelPath, size: u64) -> Json {
+    json!({ "path": format!("{kind}/{}", path.as_text()), "size": size })
+}

@@ -1,0 +1,69 @@
+//! Webapps: a `.zip` whose single top-level folder names the webapp, expanded into
+//! `media/webapps/<name>/` and served at `/webapps/{customerId}/{name}/` (see `http::webapps`).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value as Json_};
+
+use super::upload::{self, Form};
+use super::{io_fault, media, ListQuery};
+use crate::assets::webapps::{self, Refusal};
+use crate::assets::{list, Kind, RelPath};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::ApiContext;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().route("/assets/webapps", post(create).put(put)).route("/assets/webapps/list", get(list_webapps))
+}
+
+async fn list_webapps(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+    let media = media(&ctx, &caller.tenant);
+    let entries = list(&media.path(Kind::Webapps, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
+    Ok(Json(entries.iter().map(|e| json!({ "name": e.name, "isFolder": e.is_folder })).collect()))
+}
+
+async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool) -> ApiResult<Response> {
+    let media = media(ctx, &caller.tenant);
+    let mut fields = upload::read(&media, form).await?;
+    let file = fields.take_file()?;
+    if !file.name.to_ascii_lowercase().ends_with(".zip") {
+        return Err(ApiError::bad("a webapp is uploaded as a .zip archive"));
+    }
+    let expanded = media.temp_path().await.map_err(io_fault)?;
+    let (archive, dest) = (file.temp.path().to_path_buf(), expanded.path().to_path_buf());
+    let name = tokio::task::spawn_blocking(move || webapps::extract(&archive, &dest))
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?
+        .map_err(|r| match r {
+            Refusal::Invalid(m) => ApiError::BadRequest(m),
+            Refusal::Io(e) => io_fault(e),
+        })?;
+    let target = media.path(Kind::Webapps, &RelPath::root().join(&name));
+    tokio::fs::create_dir_all(target.parent().expect("webapps folder")).await.map_err(io_fault)?;
+    let exists = tokio::fs::try_exists(&target).await.map_err(io_fault)?;
+    if exists && !replace {
+        return Err(ApiError::Conflict(format!("webapp {name} exists; PUT replaces it")));
+    }
+    // The old version moves aside (and is removed with its temporary name) before the new one
+    // moves in: each step is a rename, so the webapp is never half-written.
+    let old = media.temp_path().await.map_err(io_fault)?;
+    if exists {
+        tokio::fs::rename(&target, old.path()).await.map_err(io_fault)?;
+    }
+    tokio::fs::rename(expanded.path().join(&name), &target).await.map_err(io_fault)?;
+    let status = if exists { StatusCode::OK } else { StatusCode::CREATED };
+    let url = format!("/webapps/{}/{name}/", caller.tenant.customer_id());
+    Ok((status, Json(json!({ "name": name, "url": url }))).into_response())
+}
+
+async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    save(&ctx, &caller, form, false).await
+}
+
+async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
+    save(&ctx, &caller, form, true).await
+}

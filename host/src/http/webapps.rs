@@ -1,0 +1,38 @@
+//! Uploaded webapps, served as static sites to anyone at `/webapps/{customerId}/{name}/{path}`
+//! (a folder serves its `index.html`). Only files inside the webapp are reachable.
+
+use axum::extract::{Path, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tower::ServiceExt;
+use tower_http::services::ServeFile;
+
+use super::error::ApiError;
+use super::ApiContext;
+use crate::assets::{Kind, MediaArea, RelPath};
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().route("/webapps/{customer_id}/{*path}", get(serve))
+}
+
+async fn serve(State(ctx): State<ApiContext>, Path((customer_id, path)): Path<(String, String)>, request: Request) -> Response {
+    if ctx.tenants.get(&customer_id).is_none() {
+        return ApiError::NotFound.into_response();
+    }
+    let Ok(rel) = RelPath::parse("path", &path) else { return ApiError::NotFound.into_response() };
+    if rel.is_root() {
+        return ApiError::NotFound.into_response();
+    }
+    let mut file = MediaArea::new(&ctx.data_dir, &customer_id).path(Kind::Webapps, &rel);
+    if tokio::fs::metadata(&file).await.is_ok_and(|m| m.is_dir()) {
+        file = file.join("index.html");
+    }
+    if !tokio::fs::metadata(&file).await.is_ok_and(|m| m.is_file()) {
+        return ApiError::NotFound.into_response();
+    }
+    match ServeFile::new(file).oneshot(request).await {
+        Ok(r) => r.into_response(),
+        Err(never) => match never {},
+    }
+}

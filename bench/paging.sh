@@ -13,23 +13,13 @@ PROFILE=${PROFILE:-release}
 PORT=${PORT:-18999}
 RUNS=${RUNS:-5}
 
-cargo build -q --profile "$PROFILE" -p herald-host
-case "$PROFILE" in dev) BIN=target/debug/herald ;; *) BIN=target/$PROFILE/herald ;; esac
-DIR=$(mktemp -d)
-B=http://127.0.0.1:$PORT
-"$BIN" serve --data-dir "$DIR" --listen 127.0.0.1:$PORT >"$DIR/server.log" 2>&1 &
-PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"' EXIT
-for _ in $(seq 1 50); do curl -s -o /dev/null $B/oauth2/token && break; sleep 0.2; done
+source bench/lib.sh
 
 SEED_START=$(date +%s.%N)
 "$BIN" seed --data-dir "$DIR" --instance demo --count "$N"
 SEED_S=$(echo "$(date +%s.%N) - $SEED_START" | bc)
 
-TOKEN=$(curl -s -X POST $B/oauth2/token -d grant_type=client_credentials -d client_id=demo-public-key \
-  -d client_secret=demo-public-secret | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
 AUTH="Authorization: Bearer $TOKEN"
-rss_kib() { awk '/VmRSS/ {print $2}' /proc/$PID/status; }
 # Seconds of one call; the body goes to $DIR/body.
 timed() { curl -s -o "$DIR/body" -w '%{time_total}' -H "$AUTH" "$B$1"; }
 median_ms() { # path: the median of $RUNS calls, in ms

@@ -138,8 +138,13 @@ pub struct Api {
 }
 
 impl Api {
+    /// An authenticated request to build further (headers, raw bodies) and send.
+    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.client.request(method, format!("{}{}", self.base, path)).header("Authorization", &self.auth)
+    }
+
     pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Answer {
-        let mut req = self.client.request(method, format!("{}{}", self.base, path)).header("Authorization", &self.auth);
+        let mut req = self.request(method, path);
         if let Some(b) = body {
             req = req.header("Content-Type", "application/json; charset=utf-8").body(b.to_string());
         }

@@ -8,7 +8,7 @@ use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 
 async fn send(api: &Api, method: Method, path: &str, form: Form) -> Answer {
-    let r = api.client.request(method, format!("{}{}", api.base, path)).header("Authorization", &api.auth).multipart(form).send().await.unwrap();
+    let r = api.request(method, path).multipart(form).send().await.unwrap();
     answer(r).await
 }
 

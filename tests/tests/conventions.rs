@@ -1,16 +1,14 @@
 //! The spec's conventions: media types, custom methods, error bodies, payload size, isolation of
 //! instances, durability across restarts.
 
+use herald_tests::reqwest::Method;
 use herald_tests::{answer, json, TestServer};
 
 #[tokio::test]
 async fn request_bodies_must_be_json() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let r = s
-        .client
-        .post(format!("{}/recipients", s.base))
-        .header("Authorization", &api.auth)
+    let r = api.request(Method::POST, "/recipients")
         .header("Content-Type", "text/plain")
         .body(r#"{"personData":{}}"#)
         .send()
@@ -19,20 +17,14 @@ async fn request_bodies_must_be_json() {
     let a = answer(r).await;
     a.expect(415);
     assert!(a.text.is_empty());
-    let latin = s
-        .client
-        .post(format!("{}/recipients", s.base))
-        .header("Authorization", &api.auth)
+    let latin = api.request(Method::POST, "/recipients")
         .header("Content-Type", "application/json; charset=iso-8859-1")
         .body(r#"{"personData":{}}"#)
         .send()
         .await
         .unwrap();
     assert_eq!(latin.status(), 415);
-    let plain_json = s
-        .client
-        .post(format!("{}/recipients", s.base))
-        .header("Authorization", &api.auth)
+    let plain_json = api.request(Method::POST, "/recipients")
         .header("Content-Type", "application/json")
         .body(r#"{"personData":{"EMAIL":"plain@example.com"}}"#)
         .send()
@@ -46,7 +38,7 @@ async fn accept_must_admit_json() {
     let s = TestServer::start().await;
     let api = s.demo().await;
     let get = |accept: &'static str| {
-        s.client.get(format!("{}/globaldata/", s.base)).header("Authorization", &api.auth).header("Accept", accept).send()
+        api.request(Method::GET, "/globaldata/").header("Accept", accept).send()
     };
     assert_eq!(get("text/html").await.unwrap().status(), 406);
     assert_eq!(get("application/json;q=0").await.unwrap().status(), 406);
@@ -58,10 +50,7 @@ async fn accept_must_admit_json() {
 async fn malformed_json_is_a_400_with_a_message() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let r = s
-        .client
-        .post(format!("{}/recipients", s.base))
-        .header("Authorization", &api.auth)
+    let r = api.request(Method::POST, "/recipients")
         .header("Content-Type", "application/json")
         .body("{not json")
         .send()
@@ -97,10 +86,7 @@ async fn payload_over_20_mb_is_413() {
     let s = TestServer::start().await;
     let api = s.demo().await;
     let big = format!("{{\"personData\":{{\"FIRST_NAME\":\"{}\"}}}}", "x".repeat(20 * 1024 * 1024));
-    let r = s
-        .client
-        .post(format!("{}/recipients", s.base))
-        .header("Authorization", &api.auth)
+    let r = api.request(Method::POST, "/recipients")
         .header("Content-Type", "application/json")
         .body(big)
         .send()

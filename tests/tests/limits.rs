@@ -10,6 +10,7 @@ use herald_host::auth::secret;
 use herald_host::limits::RateSettings;
 use herald_host::model::DefinitionFile;
 use herald_host::store::ControlDb;
+use herald_tests::reqwest::Method;
 use herald_tests::{Api, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -35,7 +36,7 @@ async fn twenty_calls_in_flight_are_served_and_the_21st_is_refused() {
         .collect();
     tokio::time::sleep(Duration::from_millis(700)).await;
 
-    let refused = api.client.get(format!("{}/testing/sleep?ms=0", api.base)).header("Authorization", &api.auth).send().await.unwrap();
+    let refused = api.request(Method::GET, "/testing/sleep?ms=0").send().await.unwrap();
     assert_eq!(refused.status(), 429);
     assert_eq!(header(&refused, "retry-after").as_deref(), Some("1"));
     assert!(refused.text().await.unwrap().is_empty());
@@ -77,12 +78,12 @@ async fn a_daily_cap_refuses_until_midnight_and_survives_a_restart() {
     let s = TestServer::start().await;
     let capped = capped_instance(&s, 3).await;
     for remaining in ["2", "1", "0"] {
-        let r = capped.client.get(format!("{}/recipients", capped.base)).header("Authorization", &capped.auth).send().await.unwrap();
+        let r = capped.request(Method::GET, "/recipients").send().await.unwrap();
         assert_eq!(r.status(), 200);
         assert_eq!(header(&r, "x-ratelimit-limit").as_deref(), Some("3"));
         assert_eq!(header(&r, "x-ratelimit-remaining").as_deref(), Some(remaining));
     }
-    let refused = capped.client.get(format!("{}/recipients", capped.base)).header("Authorization", &capped.auth).send().await.unwrap();
+    let refused = capped.request(Method::GET, "/recipients").send().await.unwrap();
     assert_eq!(refused.status(), 429);
     let retry: u64 = header(&refused, "retry-after").unwrap().parse().unwrap();
     assert!((1..=86_400).contains(&retry));
@@ -91,7 +92,7 @@ async fn a_daily_cap_refuses_until_midnight_and_survives_a_restart() {
 
     // Other instances are unaffected.
     let demo = s.demo().await;
-    let r = demo.client.get(format!("{}/globaldata/", demo.base)).header("Authorization", &demo.auth).send().await.unwrap();
+    let r = demo.request(Method::GET, "/globaldata/").send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-ratelimit-limit").as_deref(), Some("500000"));
 
@@ -108,10 +109,10 @@ async fn a_daily_cap_refuses_until_midnight_and_survives_a_restart() {
 async fn every_answer_reports_the_daily_standing() {
     let s = TestServer::start().await;
     let staging = s.staging().await;
-    let first = staging.client.get(format!("{}/globaldata/", staging.base)).header("Authorization", &staging.auth).send().await.unwrap();
+    let first = staging.request(Method::GET, "/globaldata/").send().await.unwrap();
     assert_eq!(header(&first, "x-ratelimit-limit").as_deref(), Some("5000"));
     let remaining: u64 = header(&first, "x-ratelimit-remaining").unwrap().parse().unwrap();
-    let second = staging.client.get(format!("{}/nope", staging.base)).header("Authorization", &staging.auth).send().await.unwrap();
+    let second = staging.request(Method::GET, "/nope").send().await.unwrap();
     assert_eq!(second.status(), 404);
     assert_eq!(header(&second, "x-ratelimit-remaining").unwrap().parse::<u64>().unwrap(), remaining - 1, "every call counts");
 }
@@ -124,7 +125,7 @@ async fn bursts_are_smoothed_per_credential() {
     for _ in 0..3 {
         demo.get("/globaldata/").await.expect(200);
     }
-    let refused = demo.client.get(format!("{}/globaldata/", demo.base)).header("Authorization", &demo.auth).send().await.unwrap();
+    let refused = demo.request(Method::GET, "/globaldata/").send().await.unwrap();
     assert_eq!(refused.status(), 429);
     assert!(header(&refused, "retry-after").unwrap().parse::<u64>().unwrap() >= 1);
     staging.get("/globaldata/").await.expect(200);

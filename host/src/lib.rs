@@ -9,6 +9,7 @@ pub mod limits;
 pub mod model;
 pub mod paging;
 pub mod rsql;
+pub mod runtime;
 pub mod seed;
 pub mod server;
 pub mod store;

@@ -15,6 +15,7 @@ use crate::auth::Authenticator;
 use crate::http::{api_router, extensions_router, ApiContext};
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
 use crate::paging::Clock;
+use crate::runtime::{Runtime, RuntimeSettings};
 use crate::store::ControlDb;
 use crate::tenants::{demo, Tenants};
 
@@ -34,6 +35,8 @@ pub struct ServerConfig {
     pub clock: Arc<dyn Clock>,
     /// Rate smoothing.
     pub rate: RateSettings,
+    /// Extension calls: default and maximum deadlines.
+    pub runtime: RuntimeSettings,
 }
 
 /// A server that is serving.
@@ -46,6 +49,7 @@ pub struct RunningServer {
     servers: Vec<JoinHandle<std::io::Result<()>>>,
     background: Vec<JoinHandle<()>>,
     daily: Arc<DailyCounters>,
+    runtime: Arc<Runtime>,
 }
 
 pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
@@ -61,21 +65,30 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         daily: daily.clone(),
         rate: config.rate,
     });
-    let ctx = ApiContext { data_dir: Arc::from(config.data_dir.as_path()), tenants: tenants.clone(), auth, clock: config.clock.clone(), limits };
+    let runtime = Runtime::new(&config.data_dir, config.runtime)?;
+    let ctx = ApiContext {
+        data_dir: Arc::from(config.data_dir.as_path()),
+        tenants: tenants.clone(),
+        auth,
+        clock: config.clock.clone(),
+        limits,
+        runtime: runtime.clone(),
+        open_on_api: config.extensions_listen.is_none(),
+    };
 
     let (shutdown, signal) = watch::channel(false);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let mut servers = vec![serve(listener, api_router(ctx), signal.clone())];
+    let mut servers = vec![serve(listener, api_router(ctx.clone()), signal.clone())];
     let mut extensions_addr = None;
     if let Some(ext) = &config.extensions_listen {
         let listener = TcpListener::bind(ext).await.with_context(|| format!("cannot listen on {ext}"))?;
         extensions_addr = Some(listener.local_addr()?);
-        servers.push(serve(listener, extensions_router(), signal.clone()));
+        servers.push(serve(listener, extensions_router(ctx), signal.clone()));
     }
     let background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
     tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), "herald is serving");
-    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily })
+    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime })
 }
 
 fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
@@ -89,6 +102,11 @@ fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<b
 }
 
 impl RunningServer {
+    /// How many components this server compiled (a restart should serve from the cache).
+    pub fn compilations(&self) -> u64 {
+        self.runtime.compilations()
+    }
+
     /// Stops accepting connections, lets in-flight requests finish, and returns.
     pub async fn stop(self) -> anyhow::Result<()> {
         let _ = self.shutdown.send(true);

@@ -85,6 +85,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         refresh_interval: Duration::from_millis(200),
         clock: std::sync::Arc::new(herald_host::paging::SystemClock),
         rate: herald_host::limits::RateSettings::default(),
+        runtime: herald_host::runtime::RuntimeSettings::default(),
     })
     .await
     .unwrap();

@@ -36,6 +36,11 @@ fn config(data_dir: PathBuf, clock: Arc<ManualClock>, rate: RateSettings) -> Ser
         refresh_interval: Duration::from_millis(200),
         clock,
         rate,
+        // Short deadlines keep the tests of hostile extensions quick.
+        runtime: herald_host::runtime::RuntimeSettings {
+            default_timeout: std::time::Duration::from_millis(1500),
+            max_timeout: std::time::Duration::from_secs(10),
+        },
     }
 }
 
@@ -73,6 +78,11 @@ impl TestServer {
         let mut next = TestServer::start_in(self.data_dir.clone(), self.rate).await;
         next._dir = self._dir.take();
         next
+    }
+
+    /// How many components the running server compiled.
+    pub fn compilations(&self) -> u64 {
+        self.running.as_ref().expect("running").compilations()
     }
 
     /// A token for a client id and secret; panics unless the token endpoint says 200.

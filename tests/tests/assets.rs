@@ -194,23 +194,24 @@ async fn a_zip_bomb_is_refused() {
 async fn extensions_are_stored_with_their_type() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let created = send(&api, Method::POST, "/assets/extensions", file("hook.wasm", "\0asm").text("type", "http").text("folder", "web")).await;
+    let echo = std::fs::read(env!("GUEST_ECHO")).unwrap();
+    let created = send(&api, Method::POST, "/assets/extensions", file("hook.wasm", echo.clone()).text("type", "http").text("folder", "web")).await;
     created.expect(201);
     assert_eq!(created.json()["type"], "http");
     assert_eq!(created.json()["path"], "extensions/web/hook.wasm");
     assert_eq!(created.json()["sha256"].as_str().unwrap().len(), 64);
-    send(&api, Method::POST, "/assets/extensions", file("hook.wasm", "x").text("type", "http").text("folder", "web")).await.expect(409);
+    send(&api, Method::POST, "/assets/extensions", file("hook.wasm", echo.clone()).text("type", "http").text("folder", "web")).await.expect(409);
     send(&api, Method::POST, "/assets/extensions", file("other.wasm", "x")).await.expect(400);
     let bad = send(&api, Method::POST, "/assets/extensions", file("other.wasm", "x").text("type", "cron")).await;
     bad.expect(400);
     assert!(bad.message().contains("step, condition, http, monitor, authheader"));
-    let replaced = send(&api, Method::PUT, "/assets/extensions", file("hook.wasm", "\0asm2").text("folder", "web")).await;
+    let replaced = send(&api, Method::PUT, "/assets/extensions", file("hook.wasm", echo.clone()).text("folder", "web")).await;
     replaced.expect(200);
     assert_eq!(replaced.json()["type"], "http");
-    send(&api, Method::PUT, "/assets/extensions", file("ghost.wasm", "x").text("folder", "web")).await.expect(404);
+    send(&api, Method::PUT, "/assets/extensions", file("ghost.wasm", echo.clone()).text("folder", "web")).await.expect(404);
     assert_eq!(
         api.get("/assets/extensions/list?folder=web").await.json(),
-        json!([{"name": "hook.wasm", "isFolder": false, "type": "http", "size": 5}])
+        json!([{"name": "hook.wasm", "isFolder": false, "type": "http", "size": echo.len()}])
     );
     send(&api, Method::DELETE, "/assets/extensions", naming("web/hook.wasm")).await.expect(204);
     assert_eq!(api.get("/assets/extensions/list?folder=web").await.json(), json!([]));

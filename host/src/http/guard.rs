@@ -18,7 +18,10 @@ use axum::response::{IntoResponse, Response};
 use super::error::ApiError;
 use super::extract::Caller;
 use super::ApiContext;
+use tokio::sync::OwnedSemaphorePermit;
+
 use crate::limits::Usage;
+use crate::tenants::Tenant;
 
 pub async fn authenticate(State(ctx): State<ApiContext>, mut request: Request, next: Next) -> Response {
     match Caller::authenticate(request.headers(), &ctx).await {
@@ -34,27 +37,36 @@ pub async fn instance_limits(State(ctx): State<ApiContext>, request: Request, ne
     let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return ApiError::Unauthorized.into_response();
     };
-    let tenant = &caller.tenant;
-    // Held until the handler returns (a streamed body may outlive it).
-    let Some(_slot) = ctx.limits.concurrency.try_acquire(tenant.customer_id()) else {
-        return ApiError::TooManyRequests { retry_after: 1 }.into_response();
-    };
-    let cap = tenant.settings.effective_daily_cap();
-    let usage = match ctx.limits.daily.admit(tenant.customer_id(), cap, ctx.clock.now_millis()).await {
-        Ok(Ok(usage)) => usage,
-        Ok(Err(usage)) => {
-            let mut refused = ApiError::TooManyRequests { retry_after: usage.reset_secs }.into_response();
-            usage_headers(&mut refused, usage);
-            return refused;
-        }
-        Err(e) => return ApiError::from(e).into_response(),
+    // The slot is held until the handler returns (a streamed body may outlive it).
+    let (_slot, usage) = match admit(&ctx, &caller.tenant).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
     };
     let mut response = next.run(request).await;
     usage_headers(&mut response, usage);
     response
 }
 
-fn usage_headers(response: &mut Response, usage: Usage) {
+/// Takes one of the instance's concurrent slots and counts the call against its daily cap, or
+/// answers the refusal. Also used by the open extensions endpoint, whose instance comes from the
+/// route.
+pub async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(OwnedSemaphorePermit, Usage), Response> {
+    let Some(slot) = ctx.limits.concurrency.try_acquire(tenant.customer_id()) else {
+        return Err(ApiError::TooManyRequests { retry_after: 1 }.into_response());
+    };
+    let cap = tenant.settings.effective_daily_cap();
+    match ctx.limits.daily.admit(tenant.customer_id(), cap, ctx.clock.now_millis()).await {
+        Ok(Ok(usage)) => Ok((slot, usage)),
+        Ok(Err(usage)) => {
+            let mut refused = ApiError::TooManyRequests { retry_after: usage.reset_secs }.into_response();
+            usage_headers(&mut refused, usage);
+            Err(refused)
+        }
+        Err(e) => Err(ApiError::from(e).into_response()),
+    }
+}
+
+pub fn usage_headers(response: &mut Response, usage: Usage) {
     let headers = response.headers_mut();
     for (name, value) in [
         ("x-ratelimit-limit", usage.limit),

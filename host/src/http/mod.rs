@@ -7,6 +7,7 @@ mod batch;
 mod discovery;
 pub(crate) mod error;
 pub(crate) mod extract;
+mod extensions;
 mod global_data;
 mod guard;
 mod negotiate;
@@ -34,6 +35,7 @@ pub use error::{ApiError, ApiResult};
 
 use crate::auth::Authenticator;
 use crate::limits::Limits;
+use crate::runtime::Runtime;
 use crate::model::Model;
 use crate::paging::Clock;
 use crate::rsql::{self, Condition, Selectors};
@@ -50,6 +52,9 @@ pub struct ApiContext {
     pub auth: Arc<Authenticator>,
     pub clock: Arc<dyn Clock>,
     pub limits: Arc<Limits>,
+    pub runtime: Arc<Runtime>,
+    /// Whether the open extensions endpoint is on this API listener (no second listener).
+    pub open_on_api: bool,
 }
 
 /// The REST API under `{base_url}`.
@@ -73,6 +78,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
     let guarded = json_api
         .merge(uploads)
         .merge(webdav::router())
+        .merge(extensions::secure_router())
         .fallback(|| async { ApiError::NotFound })
         .layer(middleware::from_fn_with_state(ctx.clone(), guard::instance_limits))
         .layer(guard::rate::layer(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst))
@@ -82,9 +88,11 @@ pub fn api_router(ctx: ApiContext) -> Router {
         rate.per_address_per_second,
         rate.per_address_burst,
     ));
+    let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
     Router::new()
         .merge(guarded)
         .merge(token)
+        .merge(open)
         .merge(webapps::router())
         .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
         .layer(middleware::from_fn(negotiate::refuse_oversized))
@@ -96,10 +104,21 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .with_state(ctx)
 }
 
-/// The open extensions endpoint under `{extensions_base_url}`. Extensions are not served yet:
-/// every path answers 404 until the extension host lands.
-pub fn extensions_router() -> Router {
-    Router::new().fallback(|| async { ApiError::NotFound })
+/// The open extensions endpoint, smoothed per client address (no credentials to key on).
+fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
+    let rate = ctx.limits.rate;
+    extensions::open_router().layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
+}
+
+/// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.
+pub fn extensions_router(ctx: ApiContext) -> Router {
+    open_extensions(&ctx)
+        .fallback(|| async { ApiError::NotFound })
+        .layer(middleware::map_response(|mut r: axum::response::Response| async move {
+            negotiate::label_json(&mut r);
+            r
+        }))
+        .with_state(ctx)
 }
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.

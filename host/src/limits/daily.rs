@@ -30,6 +30,18 @@ struct Counter {
     shared: u64,
     /// Calls admitted here and not yet added to the shared total.
     pending: u64,
+    /// Calls being added to the shared total right now: still counted until it includes them.
+    flushing: u64,
+}
+
+impl Counter {
+    fn new(day: NaiveDate, shared: u64) -> Counter {
+        Counter { day, shared, pending: 0, flushing: 0 }
+    }
+
+    fn used(&self) -> u64 {
+        self.shared + self.flushing + self.pending
+    }
 }
 
 pub struct DailyCounters {
@@ -66,15 +78,15 @@ impl DailyCounters {
             // First call of the day on this node: start from the shared count.
             let shared = self.control.daily_usage(customer_id, &day_key(today)).await?;
             let mut counters = self.counters.lock().expect("counters lock");
-            let c = counters.entry(customer_id.to_string()).or_insert(Counter { day: today, shared, pending: 0 });
+            let c = counters.entry(customer_id.to_string()).or_insert(Counter::new(today, shared));
             if c.day != today {
                 // Calls of the previous day not flushed yet are dropped with it: the cap is per day.
-                *c = Counter { day: today, shared, pending: 0 };
+                *c = Counter::new(today, shared);
             }
         }
         let mut counters = self.counters.lock().expect("counters lock");
         let c = counters.get_mut(customer_id).expect("inserted above");
-        let used = c.shared + c.pending;
+        let used = c.used();
         let reset_secs = seconds_to_midnight(now);
         if used >= cap {
             return Ok(Err(Usage { limit: cap, remaining: 0, reset_secs }));
@@ -90,7 +102,11 @@ impl DailyCounters {
             counters
                 .iter_mut()
                 .filter(|(_, c)| c.pending > 0)
-                .map(|(id, c)| (id.clone(), c.day, std::mem::take(&mut c.pending)))
+                .map(|(id, c)| {
+                    let calls = std::mem::take(&mut c.pending);
+                    c.flushing += calls;
+                    (id.clone(), c.day, calls)
+                })
                 .collect()
         };
         for (id, day, calls) in pending {
@@ -99,12 +115,14 @@ impl DailyCounters {
                     let mut counters = self.counters.lock().expect("counters lock");
                     if let Some(c) = counters.get_mut(&id).filter(|c| c.day == day) {
                         c.shared = c.shared.max(total);
+                        c.flushing -= calls;
                     }
                 }
                 Err(e) => {
                     // Keep the calls for the next flush rather than forget them.
                     let mut counters = self.counters.lock().expect("counters lock");
                     if let Some(c) = counters.get_mut(&id).filter(|c| c.day == day) {
+                        c.flushing -= calls;
                         c.pending += calls;
                     }
                     return Err(e);

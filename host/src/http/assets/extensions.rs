@@ -1,7 +1,8 @@
 //! Extension files: POST (`file`, `type`, optional `folder`) stores a new extension, PUT replaces
 //! an existing one, DELETE removes one, `GET /assets/extensions/list` lists them with their type.
-//! The file is stored as uploaded; checking that it is a valid component for its type belongs to
-//! the extension host. An extension's id is its path without `.wasm`.
+//! Each upload is validated by the extension runtime (a component, that compiles, exports what its
+//! type requires, imports only what Herald provides, with a valid configuration section); any
+//! failure is a 400 saying which. An extension's id is its path without `.wasm`.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -50,6 +51,12 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
         (true, None, _) => return Err(ApiError::NotFound),
         (true, Some(e), k) => k.unwrap_or_else(|| e.kind.clone()),
     };
+    // The component is compiled and checked before it is stored; its precompiled artifact is
+    // kept by content hash, so the first call (after a restart too) does not compile.
+    match ctx.runtime.validate(file.temp.path(), &kind, &file.sha256).await? {
+        Ok(_config) => {}
+        Err(message) => return Err(ApiError::BadRequest(message)),
+    }
     let record = ExtensionRecord { path: path.as_text(), kind, size: file.size, sha256: file.sha256.clone() };
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record).await?;

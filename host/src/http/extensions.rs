@@ -1,0 +1,119 @@
+//! Calling http extensions: the secure endpoint (authenticated, `/extensions/secure/{extensionId}/{path}`)
+//! and the open endpoint (no credentials, `/extensions/open/{customerId}/{extensionId}/{path}`,
+//! smoothed per client address and inside the instance's limits).
+//!
+//! An extension's id is its path under the extensions area without `.wasm`; a folder's `/` is
+//! written `%252F` (the spec's double encoding). The guest receives the method, `/{path}` with the
+//! query, the headers (less `Authorization`: the caller's credential is not the extension's
+//! business) and the body, and its response goes back as it made it. Answers of Herald itself:
+//! 404 unknown extension (or not an http extension); 403 an open extension on the secure endpoint
+//! or the other way round; 502 the extension failed (trap, panic, memory cap, no answer); 504 it
+//! ran past its deadline. These have empty bodies; the reason is logged.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::Router;
+use http_body_util::BodyExt;
+
+use super::error::ApiError;
+use super::extract::{decode_twice, PublicCaller};
+use super::guard;
+use super::ApiContext;
+use crate::assets::{MediaArea, RelPath};
+use crate::runtime::{CallFailure, Prepared};
+use crate::tenants::Tenant;
+
+pub(super) fn secure_router() -> Router<ApiContext> {
+    Router::new()
+        .route("/extensions/secure/{extension_id}", any(secure))
+        .route("/extensions/secure/{extension_id}/{*path}", any(secure))
+}
+
+pub(crate) fn open_router() -> Router<ApiContext> {
+    Router::new()
+        .route("/extensions/open/{customer_id}/{extension_id}", any(open))
+        .route("/extensions/open/{customer_id}/{extension_id}/{*path}", any(open))
+}
+
+fn split(params: Vec<String>) -> (String, String) {
+    let mut it = params.into_iter();
+    let id = it.next().unwrap_or_default();
+    (id, it.next().unwrap_or_default())
+}
+
+async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, Path(params): Path<Vec<String>>, request: Request) -> Response {
+    let (id, path) = split(params);
+    let extension = match load(&ctx, &caller.tenant, &id).await {
+        Ok(e) => e,
+        Err(refusal) => return refusal.into_response(),
+    };
+    if extension.config.open {
+        return ApiError::Forbidden.into_response();
+    }
+    call(&ctx, &caller.tenant, &id, &extension, &path, request).await
+}
+
+async fn open(State(ctx): State<ApiContext>, Path(params): Path<Vec<String>>, request: Request) -> Response {
+    let mut it = params.into_iter();
+    let customer_id = it.next().unwrap_or_default();
+    let (id, path) = split(it.collect());
+    let Some(tenant) = ctx.tenants.get(&customer_id) else { return ApiError::NotFound.into_response() };
+    let (_slot, usage) = match guard::admit(&ctx, &tenant).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
+    };
+    let extension = match load(&ctx, &tenant, &id).await {
+        Ok(e) => e,
+        Err(refusal) => return refusal.into_response(),
+    };
+    if !extension.config.open {
+        return ApiError::Forbidden.into_response();
+    }
+    let mut response = call(&ctx, &tenant, &id, &extension, &path, request).await;
+    guard::usage_headers(&mut response, usage);
+    response
+}
+
+/// The prepared http extension `id` of the instance, or 404.
+async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<Prepared, ApiError> {
+    let id = decode_twice(id)?;
+    let rel = RelPath::parse("extension", &format!("{id}.wasm")).map_err(|_| ApiError::NotFound)?;
+    let record = tenant.db.extension(&rel.as_text()).await?.ok_or(ApiError::NotFound)?;
+    if record.kind != "http" {
+        return Err(ApiError::NotFound);
+    }
+    let wasm = MediaArea::new(&ctx.data_dir, tenant.customer_id()).extension(&rel);
+    Ok(ctx.runtime.prepare(&record.sha256, &wasm).await?)
+}
+
+async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prepared, path: &str, request: Request) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost").to_string();
+    let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+    parts.uri = match format!("http://{host}/{path}{query}").parse::<Uri>() {
+        Ok(uri) => uri,
+        Err(_) => return ApiError::bad("the path cannot be passed to the extension").into_response(),
+    };
+    parts.headers.remove(header::AUTHORIZATION);
+    let request = hyper::Request::from_parts(parts, body);
+    match ctx.runtime.call_http(extension, tenant.customer_id(), request).await {
+        Ok(response) => {
+            let (parts, body) = response.into_parts();
+            let body = body.map_err(|e| std::io::Error::other(format!("{e:?}")));
+            Response::from_parts(parts, Body::new(body))
+        }
+        Err(CallFailure::Deadline) => {
+            tracing::warn!(customer_id = tenant.customer_id(), extension = id, "extension ran past its deadline");
+            StatusCode::GATEWAY_TIMEOUT.into_response()
+        }
+        Err(CallFailure::Failed(reason)) => {
+            tracing::warn!(customer_id = tenant.customer_id(), extension = id, %reason, "extension failed");
+            StatusCode::BAD_GATEWAY.into_response()
+        }
+    }
+}

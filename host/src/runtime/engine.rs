@@ -1,0 +1,51 @@
+//! The one `Engine` of the process: the component model, epoch interruption driven by a ticker
+//! thread, and the pooling allocator when the machine lets it reserve its address space (probed
+//! at start, as `wasmtime serve` does; otherwise on-demand allocation).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the epoch advances: the granularity of deadlines and of yielding to other calls.
+pub const TICK: Duration = Duration::from_millis(10);
+
+/// The memory one instance may use (also enforced per store by `StoreLimits`).
+pub const MAX_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+
+fn base_config() -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config
+}
+
+/// Builds the engine; `pooling` tells which allocator it got.
+pub fn build() -> anyhow::Result<(Engine, bool)> {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(1000).total_core_instances(2000).total_memories(2000).total_tables(2000);
+    pool.max_memory_size(MAX_MEMORY_BYTES);
+    let mut pooled = base_config();
+    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    match Engine::new(&pooled) {
+        Ok(engine) => Ok((engine, true)),
+        Err(e) => {
+            tracing::warn!(error = %e, "the pooling allocator is not available here; instances are allocated on demand");
+            Ok((Engine::new(&base_config())?, false))
+        }
+    }
+}
+
+/// Advances the engine's epoch every `TICK` until `stop` is set.
+pub fn spawn_ticker(engine: Engine, stop: Arc<AtomicBool>) {
+    std::thread::Builder::new()
+        .name("herald-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(TICK);
+                engine.increment_epoch();
+            }
+        })
+        .expect("the epoch thread starts");
+}

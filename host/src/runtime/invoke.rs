@@ -1,0 +1,95 @@
+//! One call of an http extension: a fresh store for the caller's instance, the request handed to
+//! the guest's `wasi:http/incoming-handler`, and its response returned as it made it. The guest
+//! runs in its own task, yields to other calls at every epoch tick, and is ended at its deadline.
+//! A trap, a panic, exhausted memory or the deadline end that call only.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::WasiHttpView;
+
+use super::state::CallState;
+use super::{Prepared, Runtime};
+
+pub type HttpResponse = hyper::Response<HyperOutgoingBody>;
+
+/// Why a call produced no response.
+#[derive(Debug)]
+pub enum CallFailure {
+    /// The extension ran past its deadline.
+    Deadline,
+    /// The extension trapped, panicked, ran out of memory, or never answered.
+    Failed(String),
+}
+
+impl Runtime {
+    pub async fn call_http(
+        self: &Arc<Self>,
+        extension: &Prepared,
+        customer_id: &str,
+        request: hyper::Request<axum::body::Body>,
+    ) -> Result<HttpResponse, CallFailure> {
+        let deadline = self.deadline(&extension.config);
+        let mut store = Store::new(self.engine(), CallState::new(customer_id, &extension.config));
+        store.limiter(|s| &mut s.limits);
+        let started = Instant::now();
+        // Every tick the guest yields, so one busy extension cannot hold a worker thread; past
+        // its deadline it is interrupted.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if started.elapsed() >= deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let (parts, body) = request.into_parts();
+        let body = http_body_util::BodyExt::map_err(body, |e| wasmtime_wasi_http::Error::InternalError(Some(e.to_string())));
+        let request = hyper::Request::from_parts(parts, body);
+        let prepared = (|| {
+            let req = store.data_mut().http().new_incoming_request(Scheme::Http, request)?;
+            let out = store.data_mut().http().new_response_outparam(sender)?;
+            anyhow::Ok((req, out))
+        })()
+        .map_err(|e| CallFailure::Failed(format!("{e:#}")))?;
+        let (req, out) = prepared;
+        let pre = extension.pre.clone();
+        let task = tokio::spawn(async move {
+            let run = async {
+                let proxy = pre.instantiate_async(&mut store).await?;
+                proxy.wasi_http_incoming_handler().call_handle(&mut store, req, out).await
+            };
+            // A guest that keeps the CPU is interrupted by the epoch callback; this bounds a guest
+            // that waits (on a host call) past its deadline too.
+            let result = tokio::time::timeout(deadline + Duration::from_millis(100), run).await;
+            let output = store.data().stderr.contents();
+            (result, output)
+        });
+        match receiver.await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(code)) => Err(CallFailure::Failed(format!("the extension answered with an error: {code:?}"))),
+            Err(_) => {
+                let (result, stderr) = task.await.map_err(|e| CallFailure::Failed(format!("{e}")))?;
+                let stderr = String::from_utf8_lossy(&stderr).into_owned();
+                match result {
+                    Err(_) => Err(CallFailure::Deadline),
+                    Ok(Err(e)) if started.elapsed() >= deadline => {
+                        tracing::debug!(error = %e, "extension interrupted at its deadline");
+                        Err(CallFailure::Deadline)
+                    }
+                    Ok(Err(e)) => Err(CallFailure::Failed(format!("{e:#} {stderr}"))),
+                    Ok(Ok(())) => Err(CallFailure::Failed(format!("the extension never answered {stderr}"))),
+                }
+            }
+        }
+    }
+
+    pub fn engine(&self) -> &wasmtime::Engine {
+        &self.engine
+    }
+}
+

@@ -1,0 +1,153 @@
+//! The extension runtime on wasmtime: one `Engine` and one `Linker` per process; at upload,
+//! validation (compile on the blocking pool) and a precompiled artifact cached on disk by content
+//! hash, so a restart does not recompile; per extension version a `ProxyPre` cached in memory; per
+//! call a fresh `Store` with the caller's instance, memory and resource caps and a deadline.
+
+pub mod config;
+mod engine;
+mod invoke;
+mod state;
+pub mod validate;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::{Component, Linker};
+use wasmtime::Engine;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+pub use config::ExtensionConfig;
+pub use invoke::{CallFailure, HttpResponse};
+pub use state::CallState;
+pub use validate::Validated;
+
+/// The operator's settings for extension calls.
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeSettings {
+    /// Deadline of a call whose extension sets none.
+    pub default_timeout: Duration,
+    /// The longest deadline an extension may set for itself.
+    pub max_timeout: Duration,
+}
+
+impl Default for RuntimeSettings {
+    fn default() -> RuntimeSettings {
+        RuntimeSettings { default_timeout: Duration::from_secs(30), max_timeout: Duration::from_secs(300) }
+    }
+}
+
+/// A compiled extension version, ready to instantiate.
+#[derive(Clone)]
+pub struct Prepared {
+    pub pre: ProxyPre<CallState>,
+    pub config: ExtensionConfig,
+}
+
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<CallState>,
+    artifacts: PathBuf,
+    prepared: moka::future::Cache<String, Prepared>,
+    settings: RuntimeSettings,
+    compilations: AtomicU64,
+    stop_ticker: Arc<AtomicBool>,
+    pub pooling: bool,
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop_ticker.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Runtime {
+    pub fn new(data_dir: &Path, settings: RuntimeSettings) -> anyhow::Result<Arc<Runtime>> {
+        let (engine, pooling) = engine::build()?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        let stop_ticker = Arc::new(AtomicBool::new(false));
+        engine::spawn_ticker(engine.clone(), stop_ticker.clone());
+        let artifacts = data_dir.join("compiled");
+        std::fs::create_dir_all(&artifacts)?;
+        Ok(Arc::new(Runtime {
+            engine,
+            linker,
+            artifacts,
+            prepared: moka::future::Cache::builder().max_capacity(1000).build(),
+            settings,
+            compilations: AtomicU64::new(0),
+            stop_ticker,
+            pooling,
+        }))
+    }
+
+    /// How many times this process compiled a component (a restart should need none).
+    pub fn compilations(&self) -> u64 {
+        self.compilations.load(Ordering::Relaxed)
+    }
+
+    fn artifact(&self, sha256: &str) -> PathBuf {
+        self.artifacts.join(format!("{sha256}.cwasm"))
+    }
+
+    /// Checks an uploaded extension (compiling it on the blocking pool) and stores its
+    /// precompiled artifact; the error is for the customer.
+    pub async fn validate(self: &Arc<Self>, wasm: &Path, kind: &str, sha256: &str) -> anyhow::Result<Result<ExtensionConfig, String>> {
+        let bytes = tokio::fs::read(wasm).await?;
+        let (runtime, kind) = (Arc::clone(self), kind.to_string());
+        let checked = tokio::task::spawn_blocking(move || {
+            runtime.compilations.fetch_add(1, Ordering::Relaxed);
+            validate::validate(&runtime.engine, &runtime.linker, &bytes, &kind)
+        })
+        .await?;
+        let validated = match checked {
+            Ok(v) => v,
+            Err(message) => return Ok(Err(message)),
+        };
+        let serialized = validated.component.serialize()?;
+        let temp = self.artifacts.join(format!("{sha256}.tmp{}", std::process::id()));
+        tokio::fs::write(&temp, serialized).await?;
+        tokio::fs::rename(&temp, self.artifact(sha256)).await?;
+        Ok(Ok(validated.config))
+    }
+
+    /// The prepared extension of this content, from memory, the artifact cache, or compiled from
+    /// `wasm` as a last resort (an artifact written by another node or a lost cache).
+    pub async fn prepare(self: &Arc<Self>, sha256: &str, wasm: &Path) -> anyhow::Result<Prepared> {
+        let (runtime, sha, wasm) = (Arc::clone(self), sha256.to_string(), wasm.to_path_buf());
+        self.prepared
+            .try_get_with(sha256.to_string(), async move {
+                tokio::task::spawn_blocking(move || runtime.load(&sha, &wasm)).await?
+            })
+            .await
+            .map_err(|e: Arc<anyhow::Error>| anyhow::anyhow!("{e:#}"))
+    }
+
+    fn load(&self, sha256: &str, wasm: &Path) -> anyhow::Result<Prepared> {
+        let artifact = self.artifact(sha256);
+        // SAFETY: the artifact was written by this runtime (`validate` or below) into the
+        // operator's data directory, from a component it compiled itself; wasmtime also checks
+        // that it was produced by a compatible engine before using it.
+        #[allow(unsafe_code)]
+        let component = match unsafe { Component::deserialize_file(&self.engine, &artifact) } {
+            Ok(c) => c,
+            Err(_) => {
+                self.compilations.fetch_add(1, Ordering::Relaxed);
+                let c = Component::from_file(&self.engine, wasm)?;
+                std::fs::write(&artifact, c.serialize()?)?;
+                c
+            }
+        };
+        let bytes_config = config::read(&std::fs::read(wasm)?).map_err(anyhow::Error::msg)?;
+        let pre = ProxyPre::new(self.linker.instantiate_pre(&component)?)?;
+        Ok(Prepared { pre, config: bytes_config })
+    }
+
+    /// The deadline of a call to an extension with this configuration.
+    pub fn deadline(&self, config: &ExtensionConfig) -> Duration {
+        config.timeout_ms.map(Duration::from_millis).unwrap_or(self.settings.default_timeout).min(self.settings.max_timeout)
+    }
+}

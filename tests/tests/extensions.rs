@@ -1,0 +1,131 @@
+//! Http extensions built from guest sources (tests/build.rs), uploaded through the Assets API and
+//! called through the secure and open endpoints over real HTTP; hostile guests contained.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use herald_tests::{answer, json, reqwest, Answer, Api, TestServer};
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+
+fn guest(path: &str) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+async fn upload(api: &Api, name: &str, bytes: Vec<u8>, kind: &str, folder: Option<&str>) -> Answer {
+    let mut form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string())).text("type", kind.to_string());
+    if let Some(f) = folder {
+        form = form.text("folder", f.to_string());
+    }
+    answer(api.request(Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn a_secure_extension_gets_the_call_and_answers_as_it_likes() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "echo.wasm", guest(env!("GUEST_ECHO")), "http", None).await.expect(201);
+    let r = api
+        .request(Method::POST, "/extensions/secure/echo/orders/42?x=1&y=%20z")
+        .header("x-echo", "hello")
+        .body("payload")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-made-by"], "echo");
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body, json!({"method": "POST", "path": "/orders/42?x=1&y=%20z", "echo": "hello", "body": "payload"}));
+    let root = api.get("/extensions/secure/echo").await;
+    root.expect(200);
+    assert_eq!(root.json()["path"], "/");
+    let no_credentials = s.client.get(format!("{}/extensions/secure/echo/x", s.base)).send().await.unwrap();
+    assert_eq!(no_credentials.status(), 401);
+    // A secure extension is not reachable through the open endpoint, and the unknown are 404.
+    let open = s.client.get(format!("{}/extensions/open/demo/echo/x", s.base)).send().await.unwrap();
+    assert_eq!(open.status(), 403);
+    api.get("/extensions/secure/nope/x").await.expect(404);
+    // Extensions in folders are named with a double-encoded slash.
+    upload(&api, "hook.wasm", guest(env!("GUEST_ECHO")), "http", Some("web")).await.expect(201);
+    api.get("/extensions/secure/web%252Fhook/x").await.expect(200);
+}
+
+#[tokio::test]
+async fn an_open_extension_answers_without_credentials_for_its_instance_only() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "webhook.wasm", guest(env!("GUEST_OPEN_WEBHOOK")), "http", None).await.expect(201);
+    let r = s.client.post(format!("{}/extensions/open/demo/webhook/events", s.base)).body("{\"id\": 1}").send().await.unwrap();
+    assert_eq!(r.status(), 202);
+    assert!(r.headers().contains_key("x-ratelimit-remaining"), "open calls count against the instance's cap");
+    assert_eq!(r.text().await.unwrap(), "{\"received\":9}");
+    api.get("/extensions/secure/webhook/events").await.expect(403);
+    let other = s.client.post(format!("{}/extensions/open/demo-staging/webhook/events", s.base)).send().await.unwrap();
+    assert_eq!(other.status(), 404);
+    let unknown = s.client.post(format!("{}/extensions/open/nobody/webhook/events", s.base)).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+}
+
+#[tokio::test]
+async fn uploads_that_cannot_run_are_refused_with_a_reason() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
+        ("junk.wasm", b"hello".to_vec(), "http", "not a WebAssembly component"),
+        ("core.wasm", b"\0asm\x01\0\0\0".to_vec(), "http", "core WebAssembly module"),
+        ("step.wasm", guest(env!("GUEST_ECHO")), "step", "cannot run on this server yet"),
+    ];
+    for (name, bytes, kind, reason) in cases {
+        let a = upload(&api, name, bytes, kind, None).await;
+        a.expect(400);
+        assert!(a.message().contains(reason), "{name}: {}", a.message());
+    }
+    assert_eq!(api.get("/assets/extensions/list").await.json(), json!([]), "nothing stored");
+}
+
+// Multi-threaded like the real server: the test's own runtime also runs the server under test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_extensions_are_contained() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    for (name, path) in [("echo", env!("GUEST_ECHO")), ("spin", env!("GUEST_SPIN")), ("bomb", env!("GUEST_BOMB")), ("panic", env!("GUEST_PANIC"))] {
+        upload(&api, &format!("{name}.wasm"), guest(path), "http", None).await.expect(201);
+    }
+    // The endless loop ends at its deadline; meanwhile other calls are served.
+    let spin_done = Arc::new(AtomicBool::new(false));
+    let spinning = {
+        let (api, done) = (api.clone(), spin_done.clone());
+        tokio::spawn(async move {
+            let a = api.get("/extensions/secure/spin").await;
+            done.store(true, Ordering::SeqCst);
+            a
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for _ in 0..5 {
+        api.get("/extensions/secure/echo").await.expect(200);
+    }
+    assert!(!spin_done.load(Ordering::SeqCst), "the echo calls were served while the loop ran");
+    let spun = spinning.await.unwrap();
+    spun.expect(504);
+    assert!(spun.text.is_empty());
+
+    let bombed = api.get("/extensions/secure/bomb").await;
+    bombed.expect(502);
+    api.get("/extensions/secure/panic").await.expect(502);
+    api.get("/extensions/secure/echo").await.expect(200);
+}
+
+#[tokio::test]
+async fn a_restart_serves_the_first_call_without_compiling() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "echo.wasm", guest(env!("GUEST_ECHO")), "http", None).await.expect(201);
+    assert_eq!(s.compilations(), 1, "compiled once, at upload");
+    api.get("/extensions/secure/echo").await.expect(200);
+    assert_eq!(s.compilations(), 1, "the call used the upload's compilation");
+    let s = s.restart().await;
+    let api = s.demo().await;
+    api.get("/extensions/secure/echo").await.expect(200);
+    assert_eq!(s.compilations(), 0, "served from the precompiled artifact");
+}

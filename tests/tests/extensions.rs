@@ -129,3 +129,22 @@ async fn a_restart_serves_the_first_call_without_compiling() {
     api.get("/extensions/secure/echo").await.expect(200);
     assert_eq!(s.compilations(), 0, "served from the precompiled artifact");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outgoing_calls_reach_only_declared_hosts() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "fetch.wasm", guest(env!("GUEST_FETCH")), "http", None).await.expect(201);
+    let encode = |url: &str| url.replace(':', "%3A").replace('/', "%2F");
+    // Declared: 127.0.0.1 (this very server).
+    let own = format!("{}/oauth2/token", s.base);
+    let allowed = api.get(&format!("/extensions/secure/fetch?url={}", encode(&own))).await;
+    allowed.expect(200);
+    assert_eq!(allowed.text, "status 405", "the call went out and came back (GET on the token endpoint)");
+    // Not declared: refused to the guest, which sees the error and goes on.
+    for url in ["http://localhost:9/", "http://example.com/", "http://10.0.0.1/"] {
+        let refused = api.get(&format!("/extensions/secure/fetch?url={}", encode(url))).await;
+        refused.expect(200);
+        assert_eq!(refused.text, "error ErrorCode::HttpRequestDenied", "{url}");
+    }
+}

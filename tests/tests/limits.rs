@@ -11,7 +11,7 @@ use herald_host::limits::RateSettings;
 use herald_host::model::DefinitionFile;
 use herald_host::store::ControlDb;
 use herald_tests::reqwest::Method;
-use herald_tests::{Api, TestServer};
+use herald_tests::{reqwest, Api, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn header(a: &reqwest::Response, name: &str) -> Option<String> {
@@ -175,4 +175,75 @@ async fn a_chunked_body_over_20_mb_is_413() {
     let n = stream.read(&mut answer).await.unwrap();
     let status_line = String::from_utf8_lossy(&answer[..n]);
     assert!(status_line.starts_with("HTTP/1.1 413"), "{status_line}");
+}
+
+async fn upload_sleepy(s: &TestServer, api: &Api) {
+    let form = reqwest::multipart::Form::new()
+        .part("file", reqwest::multipart::Part::bytes(std::fs::read(env!("GUEST_SLEEPY")).unwrap()).file_name("sleepy.wasm"))
+        .text("type", "http");
+    let r = api.request(Method::POST, "/assets/extensions").multipart(form).send().await.unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    let _ = s;
+}
+
+/// Open-endpoint calls count in their instance's 20 concurrent calls like credential calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_endpoint_calls_share_the_instances_twenty_slots() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload_sleepy(&s, &api).await;
+    let url = format!("{}/extensions/open/demo/sleepy", s.base);
+    let done = Arc::new(AtomicUsize::new(0));
+    let slow: Vec<_> = (0..20)
+        .map(|i| {
+            // Half through the open endpoint, half through the API: they share the slots.
+            let (client, url, api, done) = (s.client.clone(), url.clone(), api.clone(), done.clone());
+            tokio::spawn(async move {
+                let status = if i % 2 == 0 {
+                    client.get(format!("{url}?ms=1200")).send().await.unwrap().status().as_u16()
+                } else {
+                    api.get("/testing/sleep?ms=1200").await.status.as_u16()
+                };
+                done.fetch_add(1, Ordering::SeqCst);
+                status
+            })
+        })
+        .collect();
+    // The extensions' deadline in the tests is 1.5 s: the slow calls take 1.2 s.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let refused = s.client.get(format!("{url}?ms=0")).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert_eq!(header(&refused, "retry-after").as_deref(), Some("1"));
+    assert_eq!(done.load(Ordering::SeqCst), 0);
+    for task in slow {
+        assert_eq!(task.await.unwrap(), 200);
+    }
+    assert_eq!(s.client.get(format!("{url}?ms=0")).send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn open_endpoint_calls_count_against_the_daily_cap() {
+    let s = TestServer::start().await;
+    let capped = capped_instance(&s, 2).await;
+    upload_sleepy(&s, &capped).await; // the upload is one call
+    let url = format!("{}/extensions/open/capped/sleepy", s.base);
+    let ok = s.client.get(&url).send().await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(header(&ok, "x-ratelimit-remaining").as_deref(), Some("0"));
+    let refused = s.client.get(&url).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(header(&refused, "retry-after").is_some());
+}
+
+#[tokio::test]
+async fn the_open_endpoint_is_smoothed_per_address() {
+    let s = TestServer::start_with_rate(RateSettings { per_address_per_second: 1, per_address_burst: 2, ..RateSettings::default() }).await;
+    let api = s.demo().await;
+    upload_sleepy(&s, &api).await;
+    let url = format!("{}/extensions/open/demo/sleepy", s.base);
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        statuses.push(s.client.get(&url).send().await.unwrap().status().as_u16());
+    }
+    assert_eq!(statuses, [200, 200, 429]);
 }

@@ -101,7 +101,7 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prep
     };
     parts.headers.remove(header::AUTHORIZATION);
     let request = hyper::Request::from_parts(parts, body);
-    match ctx.runtime.call_http(extension, tenant.customer_id(), request).await {
+    match ctx.runtime.call_http(extension, Arc::clone(tenant), request).await {
         Ok(response) => {
             let (parts, body) = response.into_parts();
             let body = body.map_err(|e| std::io::Error::other(format!("{e:?}")));

@@ -13,6 +13,7 @@ use wasmtime_wasi_http::WasiHttpView;
 
 use super::state::CallState;
 use super::{Prepared, Runtime};
+use crate::tenants::Tenant;
 
 pub type HttpResponse = hyper::Response<HyperOutgoingBody>;
 
@@ -29,11 +30,11 @@ impl Runtime {
     pub async fn call_http(
         self: &Arc<Self>,
         extension: &Prepared,
-        customer_id: &str,
+        tenant: Arc<Tenant>,
         request: hyper::Request<axum::body::Body>,
     ) -> Result<HttpResponse, CallFailure> {
         let deadline = self.deadline(&extension.config);
-        let mut store = Store::new(self.engine(), CallState::new(customer_id, &extension.config));
+        let mut store = Store::new(self.engine(), CallState::new(tenant, &extension.config));
         store.limiter(|s| &mut s.limits);
         let started = Instant::now();
         // Every tick the guest yields, so one busy extension cannot hold a worker thread; past

@@ -6,6 +6,7 @@
 pub mod config;
 mod engine;
 mod invoke;
+mod platform;
 mod state;
 pub mod validate;
 
@@ -68,6 +69,7 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        platform::add_to_linker(&mut linker)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         engine::spawn_ticker(engine.clone(), stop_ticker.clone());
         let artifacts = data_dir.join("compiled");

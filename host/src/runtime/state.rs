@@ -4,6 +4,7 @@
 //! outbound policy, the resource table (capacity-limited) and the memory limits.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{StoreLimits, StoreLimitsBuilder};
@@ -13,6 +14,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 
 use super::config::ExtensionConfig;
 use super::engine::MAX_MEMORY_BYTES;
+use crate::tenants::Tenant;
 
 /// The most resources (streams, requests, fields...) one call may hold at once.
 pub const MAX_RESOURCES: usize = 10_000;
@@ -20,8 +22,10 @@ pub const MAX_RESOURCES: usize = 10_000;
 pub const MAX_CAPTURED_OUTPUT: usize = 64 * 1024;
 
 pub struct CallState {
-    /// The instance this call runs for.
-    pub customer_id: String,
+    /// The instance this call runs for: every platform function acts on it alone.
+    pub tenant: Arc<Tenant>,
+    /// Messages of the `log` interface, bounded.
+    pub log: Vec<String>,
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
@@ -32,14 +36,15 @@ pub struct CallState {
 }
 
 impl CallState {
-    pub fn new(customer_id: &str, config: &ExtensionConfig) -> CallState {
+    pub fn new(tenant: Arc<Tenant>, config: &ExtensionConfig) -> CallState {
         let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let wasi = WasiCtx::builder().stdout(stdout.clone()).stderr(stderr.clone()).build();
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
         CallState {
-            customer_id: customer_id.to_string(),
+            tenant,
+            log: Vec::new(),
             wasi,
             http: WasiHttpCtx::new(),
             table,
@@ -47,6 +52,20 @@ impl CallState {
             outbound: OutboundPolicy { config: config.clone() },
             stdout,
             stderr,
+        }
+    }
+}
+
+/// The most `log` messages kept per call, and the longest message.
+const MAX_LOG_LINES: usize = 200;
+const MAX_LOG_LINE: usize = 2048;
+
+impl CallState {
+    pub fn record_log(&mut self, level: &str, message: &str) {
+        if self.log.len() < MAX_LOG_LINES {
+            let mut line = format!("{level}: {message}");
+            line.truncate(MAX_LOG_LINE);
+            self.log.push(line);
         }
     }
 }

@@ -9,6 +9,9 @@ use wasmtime::Engine;
 use super::config::{self, ExtensionConfig};
 use super::state::CallState;
 
+/// The interface open extensions may not import.
+const READ_INTERFACE: &str = "herald:platform/recipients-read";
+
 /// The extension types and what each must export.
 pub fn required_export(kind: &str) -> Option<&'static str> {
     match kind {
@@ -40,6 +43,11 @@ pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind:
     if !ty.exports(engine).any(|(name, _)| name.starts_with(export)) {
         return Err(format!("an extension of type '{kind}' must export {export}.x"));
     }
+    if config.open && ty.imports(engine).any(|(name, _)| name.starts_with(READ_INTERFACE)) {
+        return Err(format!(
+            "an open extension may not import {READ_INTERFACE}: an open endpoint must not be usable to extract recipient data"
+        ));
+    }
     let missing: Vec<String> = ty
         .imports(engine)
         .map(|(name, _)| name.to_string())
@@ -53,9 +61,9 @@ pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind:
 }
 
 /// The interfaces an http extension may import: WASI 0.2 (the CLI interfaces a std guest pulls
-/// in, with an empty environment and no files) and wasi:http.
+/// in, with an empty environment and no files), wasi:http, and Herald's own.
 fn provided(import: &str) -> bool {
-    ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:http/", "wasi:filesystem/", "wasi:sockets/"]
+    ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:http/", "wasi:filesystem/", "wasi:sockets/", "herald:platform/"]
         .iter()
         .any(|prefix| import.starts_with(prefix))
 }

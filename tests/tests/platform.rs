@@ -1,0 +1,80 @@
+//! Extensions reaching their instance's data through `herald:platform` (wit/platform.wit): an
+//! open webhook writes recipients and One-To-Many records, a secure extension reads, each only in
+//! the instance of its route or credential; an open extension that could read is refused.
+
+use herald_tests::{answer, json, reqwest, Answer, Api, TestServer};
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+
+async fn upload(api: &Api, name: &str, path: &str) -> Answer {
+    let form = Form::new().part("file", Part::bytes(std::fs::read(path).unwrap()).file_name(name.to_string())).text("type", "http");
+    answer(api.request(Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_webhook_writes_recipients_and_their_records() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "crm-webhook.wasm", env!("GUEST_CRM_WEBHOOK")).await.expect(201);
+    let url = format!("{}/extensions/open/demo/crm-webhook", s.base);
+    let payload = json!({"email": "ann@shop.example", "firstName": "Ann",
+                         "purchases": [{"id": "o1", "product": "hat", "amount": 9.5}, {"id": "o2", "product": "scarf", "amount": 20}]});
+    let r = answer(s.client.post(&url).json(&payload).send().await.unwrap()).await;
+    r.expect(200);
+    assert_eq!(r.json(), json!({"userId": 1.0, "purchases": 2}));
+
+    let stored = api.get("/recipients/EMAIL=ann%2540shop.example").await;
+    stored.expect(200);
+    assert_eq!(stored.json()["personData"]["FIRST_NAME"], "Ann");
+    let records = api.get("/recipients/1/oneToManyTables/PURCHASES").await.json();
+    assert_eq!(records.as_array().unwrap().len(), 2);
+    assert_eq!(records[0]["PRODUCT"], "hat");
+
+    // The same customer again: updated, not duplicated.
+    let again = json!({"email": "ann@shop.example", "firstName": "Anne", "purchases": [{"id": "o1", "product": "cap", "amount": 5}]});
+    let r = answer(s.client.post(&url).json(&again).send().await.unwrap()).await;
+    assert_eq!(r.json()["userId"], 1.0);
+    assert_eq!(api.get("/recipients").await.json().as_array().unwrap().len(), 1);
+    assert_eq!(api.get("/recipients/1").await.json()["personData"]["FIRST_NAME"], "Anne");
+    assert_eq!(api.get("/recipients/1/oneToManyTables/PURCHASES").await.json()[0]["PRODUCT"], "cap");
+
+    // What the data model refuses, the guest hears and reports.
+    let bad = json!({"email": "bob@shop.example", "purchases": [{"id": "o9", "amount": "lots"}]});
+    let r = answer(s.client.post(&url).json(&bad).send().await.unwrap()).await;
+    r.expect(400);
+    assert!(r.text.contains("AMOUNT"), "{}", r.text);
+    // The webhook of demo wrote nothing into demo-staging.
+    assert_eq!(s.staging().await.get("/recipients").await.json(), json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secure_extension_reads_its_own_instance_only() {
+    let s = TestServer::start().await;
+    let demo = s.demo().await;
+    let staging = s.staging().await;
+    upload(&demo, "finder.wasm", env!("GUEST_RECIPIENT_FINDER")).await.expect(201);
+    upload(&staging, "finder.wasm", env!("GUEST_RECIPIENT_FINDER")).await.expect(201);
+    demo.create_recipient(json!({"EMAIL": "p1@example.com", "CITY": "Paris"})).await;
+    demo.create_recipient(json!({"EMAIL": "l1@example.com", "CITY": "Lyon"})).await;
+    demo.create_recipient(json!({"EMAIL": "p2@example.com", "CITY": "Paris"})).await;
+    let filter = "CITY%3D%3D%22Paris%22";
+    let found = demo.get(&format!("/extensions/secure/finder?filter={filter}")).await;
+    found.expect(200);
+    assert_eq!(found.json(), json!({"emails": ["p1@example.com", "p2@example.com"]}));
+    let everyone = demo.get("/extensions/secure/finder").await.json();
+    assert_eq!(everyone["emails"].as_array().unwrap().len(), 3);
+    // The same extension in staging sees staging's (empty) data: the instance is the route's.
+    assert_eq!(staging.get(&format!("/extensions/secure/finder?filter={filter}")).await.json(), json!({"emails": []}));
+    let bad = demo.get("/extensions/secure/finder?filter=NOPE%3D%3D1").await;
+    bad.expect(400);
+    assert!(bad.text.contains("unknown selector NOPE"), "{}", bad.text);
+}
+
+#[tokio::test]
+async fn an_open_extension_that_could_read_recipients_is_refused() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let refused = upload(&api, "leak.wasm", env!("GUEST_OPEN_READER")).await;
+    refused.expect(400);
+    assert!(refused.message().contains("may not import herald:platform/recipients-read"), "{}", refused.message());
+}

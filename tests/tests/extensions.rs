@@ -114,6 +114,12 @@ async fn hostile_extensions_are_contained() {
     bombed.expect(502);
     api.get("/extensions/secure/panic").await.expect(502);
     api.get("/extensions/secure/echo").await.expect(200);
+    // The log records why each failed.
+    let panicked = api.get("/extensions/logs/panic").await.json();
+    assert!(panicked[0]["outcome"].as_str().unwrap().starts_with("failed"), "{panicked}");
+    assert!(panicked[0]["stderr"].as_str().unwrap().contains("this extension always fails"), "{panicked}");
+    assert_eq!(api.get("/extensions/logs/spin").await.json()[0]["outcome"], "deadline");
+    assert!(api.get("/extensions/logs/bomb").await.json()[0]["outcome"].as_str().unwrap().starts_with("failed"));
 }
 
 #[tokio::test]

@@ -43,6 +43,23 @@ async fn an_open_webhook_writes_recipients_and_their_records() {
     let r = answer(s.client.post(&url).json(&bad).send().await.unwrap()).await;
     r.expect(400);
     assert!(r.text.contains("AMOUNT"), "{}", r.text);
+    // The executions are kept for the operator, newest first, with what the extension logged.
+    // A successful call's log is written once its task ends, just after the response.
+    let mut logs = json!([]);
+    for _ in 0..50 {
+        let answer = api.get("/extensions/logs/crm-webhook").await;
+        answer.expect(200);
+        logs = answer.json();
+        if logs.as_array().unwrap().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(logs.as_array().unwrap().len(), 3, "{logs}");
+    assert_eq!(logs[2]["outcome"], "ok");
+    assert_eq!(logs[2]["log"], json!(["info: upserted ann@shop.example with 2 purchases"]));
+    api.get("/extensions/logs/nope").await.expect(404);
+    assert_eq!(s.staging().await.get("/extensions/logs/crm-webhook").await.status.as_u16(), 404);
     // The webhook of demo wrote nothing into demo-staging.
     assert_eq!(s.staging().await.get("/recipients").await.json(), json!([]));
 }

@@ -16,7 +16,7 @@ use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
+use axum::routing::{any, get};
 use axum::Router;
 use http_body_util::BodyExt;
 
@@ -30,6 +30,7 @@ use crate::tenants::Tenant;
 
 pub(super) fn secure_router() -> Router<ApiContext> {
     Router::new()
+        .route("/extensions/logs/{extension_id}", get(logs))
         .route("/extensions/secure/{extension_id}", any(secure))
         .route("/extensions/secure/{extension_id}/{*path}", any(secure))
 }
@@ -101,7 +102,7 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prep
     };
     parts.headers.remove(header::AUTHORIZATION);
     let request = hyper::Request::from_parts(parts, body);
-    match ctx.runtime.call_http(extension, Arc::clone(tenant), request).await {
+    match ctx.runtime.call_http(extension, id, Arc::clone(tenant), request).await {
         Ok(response) => {
             let (parts, body) = response.into_parts();
             let body = body.map_err(|e| std::io::Error::other(format!("{e:?}")));
@@ -116,4 +117,34 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prep
             StatusCode::BAD_GATEWAY.into_response()
         }
     }
+}
+
+#[derive(serde::Deserialize)]
+struct LogQuery {
+    limit: Option<u32>,
+}
+
+/// GET `/extensions/logs/{extensionId}?limit=20`: the newest executions of an extension (at most
+/// 100 are kept), for the instance's operator: `[{"at", "durationMs", "outcome", "log", "stdout",
+/// "stderr"}]`, newest first. `outcome` is `ok`, `deadline` or `failed: <reason>`.
+async fn logs(
+    caller: PublicCaller,
+    Path(id): Path<String>,
+    super::extract::AppQuery(q): super::extract::AppQuery<LogQuery>,
+) -> Result<axum::Json<Vec<serde_json::Value>>, ApiError> {
+    let id = decode_twice(&id)?;
+    let rel = RelPath::parse("extension", &format!("{id}.wasm")).map_err(|_| ApiError::NotFound)?;
+    caller.tenant.db.extension(&rel.as_text()).await?.ok_or(ApiError::NotFound)?;
+    let entries = caller.tenant.db.execution_logs(&id, q.limit.unwrap_or(20).min(100)).await?;
+    Ok(axum::Json(
+        entries
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "at": e.at, "durationMs": e.duration_ms, "outcome": e.outcome,
+                    "log": e.log, "stdout": e.stdout, "stderr": e.stderr,
+                })
+            })
+            .collect(),
+    ))
 }

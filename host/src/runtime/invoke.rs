@@ -13,6 +13,7 @@ use wasmtime_wasi_http::WasiHttpView;
 
 use super::state::CallState;
 use super::{Prepared, Runtime};
+use crate::store::tenant::ExecutionLog;
 use crate::tenants::Tenant;
 
 pub type HttpResponse = hyper::Response<HyperOutgoingBody>;
@@ -30,6 +31,7 @@ impl Runtime {
     pub async fn call_http(
         self: &Arc<Self>,
         extension: &Prepared,
+        extension_id: &str,
         tenant: Arc<Tenant>,
         request: hyper::Request<axum::body::Body>,
     ) -> Result<HttpResponse, CallFailure> {
@@ -59,6 +61,7 @@ impl Runtime {
         .map_err(|e| CallFailure::Failed(format!("{e:#}")))?;
         let (req, out) = prepared;
         let pre = extension.pre.clone();
+        let extension_name = extension_id.to_string();
         let task = tokio::spawn(async move {
             let run = async {
                 let proxy = pre.instantiate_async(&mut store).await?;
@@ -67,6 +70,16 @@ impl Runtime {
             // A guest that keeps the CPU is interrupted by the epoch callback; this bounds a guest
             // that waits (on a host call) past its deadline too.
             let result = tokio::time::timeout(deadline + Duration::from_millis(100), run).await;
+            let outcome = match &result {
+                Err(_) => "deadline".to_string(),
+                Ok(Err(_)) if started.elapsed() >= deadline => "deadline".to_string(),
+                Ok(Err(e)) => format!("failed: {e:#}"),
+                Ok(Ok(())) => "ok".to_string(),
+            };
+            let (entry, tenant) = execution_log(&store, &extension_name, started, outcome);
+            if let Err(e) = tenant.db.insert_execution_log(&entry).await {
+                tracing::warn!(error = %e, "an execution log could not be kept");
+            }
             let output = store.data().stderr.contents();
             (result, output)
         });
@@ -94,3 +107,18 @@ impl Runtime {
     }
 }
 
+
+/// What the execution left (log lines, captured output) for the instance's operator.
+fn execution_log(store: &Store<CallState>, extension: &str, started: Instant, outcome: String) -> (ExecutionLog, Arc<Tenant>) {
+    let state = store.data();
+    let entry = ExecutionLog {
+        extension: extension.to_string(),
+        at: crate::store::now_millis(),
+        duration_ms: started.elapsed().as_millis() as i64,
+        outcome,
+        log: state.log.clone(),
+        stdout: String::from_utf8_lossy(&state.stdout.contents()).into_owned(),
+        stderr: String::from_utf8_lossy(&state.stderr.contents()).into_owned(),
+    };
+    (entry, Arc::clone(&state.tenant))
+}

@@ -222,6 +222,12 @@ impl global_data::Host for CallState {
 
 impl log::Host for CallState {
     async fn log(&mut self, level: log::Level, message: String) {
-        self.record_log(&format!("{level:?}"), &message);
+        let level = match level {
+            log::Level::Debug => "debug",
+            log::Level::Info => "info",
+            log::Level::Warn => "warn",
+            log::Level::Error => "error",
+        };
+        self.record_log(level, &message);
     }
 }

@@ -56,3 +56,70 @@ impl TenantDb {
         Ok(done.rows_affected() > 0)
     }
 }
+
+/// What one execution of an extension left for its operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionLog {
+    pub extension: String,
+    /// Milliseconds since the Unix epoch.
+    pub at: i64,
+    pub duration_ms: i64,
+    /// `ok`, `deadline`, or `failed: <reason>`.
+    pub outcome: String,
+    /// Lines of the `log` interface.
+    pub log: Vec<String>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Executions kept per extension.
+const KEPT_EXECUTIONS: i64 = 100;
+
+impl TenantDb {
+    pub async fn insert_execution_log(&self, e: &ExecutionLog) -> StoreResult<()> {
+        let mut tx = self.pools.write.begin().await?;
+        sqlx::query("INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .bind(&e.extension)
+            .bind(e.at)
+            .bind(e.duration_ms)
+            .bind(&e.outcome)
+            .bind(serde_json::to_string(&e.log).expect("strings serialise"))
+            .bind(&e.stdout)
+            .bind(&e.stderr)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "DELETE FROM _extension_logs WHERE extension = ? AND id <= (SELECT id FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+        )
+        .bind(&e.extension)
+        .bind(&e.extension)
+        .bind(KEPT_EXECUTIONS)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The newest executions of an extension, newest first.
+    pub async fn execution_logs(&self, extension: &str, limit: u32) -> StoreResult<Vec<ExecutionLog>> {
+        let rows = sqlx::query(
+            "SELECT extension, at, duration_ms, outcome, log, stdout, stderr FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
+        )
+        .bind(extension)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pools.read)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| ExecutionLog {
+                extension: r.get(0),
+                at: r.get(1),
+                duration_ms: r.get(2),
+                outcome: r.get(3),
+                log: serde_json::from_str(&r.get::<String, _>(4)).unwrap_or_default(),
+                stdout: r.get(5),
+                stderr: r.get(6),
+            })
+            .collect())
+    }
+}

@@ -10,7 +10,7 @@ mod schema;
 
 use std::path::Path;
 
-pub use extensions::ExtensionRecord;
+pub use extensions::{ExecutionLog, ExtensionRecord};
 pub use global_data::GlobalValue;
 pub use paging::DocumentInfo;
 pub use records::{EntryOutcome, Record, TableRef, Upserted};

@@ -37,6 +37,12 @@ const BASE_SCHEMA: &[&str] = &[
     "CREATE TABLE _extensions (
          path TEXT PRIMARY KEY, type TEXT NOT NULL, size INTEGER NOT NULL,
          sha256 TEXT NOT NULL, updated_at INTEGER NOT NULL);",
+    // version 4: what extension executions logged (kept per extension, the newest 100)
+    "CREATE TABLE _extension_logs (
+         id INTEGER PRIMARY KEY AUTOINCREMENT, extension TEXT NOT NULL, at INTEGER NOT NULL,
+         duration_ms INTEGER NOT NULL, outcome TEXT NOT NULL, log TEXT NOT NULL,
+         stdout TEXT NOT NULL, stderr TEXT NOT NULL);
+     CREATE INDEX _extension_logs_by_extension ON _extension_logs(extension, id);",
 ];
 
 /// The SQL name of a One-To-Many table.

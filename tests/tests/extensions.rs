@@ -73,7 +73,9 @@ async fn uploads_that_cannot_run_are_refused_with_a_reason() {
     let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
         ("junk.wasm", b"hello".to_vec(), "http", "not a WebAssembly component"),
         ("core.wasm", b"\0asm\x01\0\0\0".to_vec(), "http", "core WebAssembly module"),
-        ("step.wasm", guest(env!("GUEST_ECHO")), "step", "cannot run on this server yet"),
+        ("step.wasm", guest(env!("GUEST_ECHO")), "step", "must export herald:platform/step@0.1"),
+        ("tagger.wasm", guest(env!("GUEST_STEP_TAGGER")), "http", "must export wasi:http/incoming-handler@0.2"),
+        ("adult.wasm", guest(env!("GUEST_CONDITION_ADULT")), "monitor", "must export herald:platform/monitor@0.1"),
     ];
     for (name, bytes, kind, reason) in cases {
         let a = upload(&api, name, bytes, kind, None).await;
@@ -153,4 +155,24 @@ async fn outgoing_calls_reach_only_declared_hosts() {
         refused.expect(200);
         assert_eq!(refused.text, "error ErrorCode::HttpRequestDenied", "{url}");
     }
+}
+
+#[tokio::test]
+async fn every_extension_type_has_its_world() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    for (name, path, kind) in [
+        ("tagger.wasm", env!("GUEST_STEP_TAGGER"), "step"),
+        ("adult.wasm", env!("GUEST_CONDITION_ADULT"), "condition"),
+        ("campaign.wasm", env!("GUEST_MONITOR_OK"), "monitor"),
+        ("apikey.wasm", env!("GUEST_AUTHHEADER_KEY"), "authheader"),
+    ] {
+        let a = upload(&api, name, guest(path), kind, None).await;
+        a.expect(201);
+        assert_eq!(a.json()["type"], kind);
+    }
+    let listed = api.get("/assets/extensions/list").await.json();
+    assert_eq!(listed.as_array().unwrap().len(), 4);
+    // Only http extensions answer calls.
+    api.get("/extensions/secure/tagger").await.expect(404);
 }

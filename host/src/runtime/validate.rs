@@ -16,6 +16,10 @@ const READ_INTERFACE: &str = "herald:platform/recipients-read";
 pub fn required_export(kind: &str) -> Option<&'static str> {
     match kind {
         "http" => Some("wasi:http/incoming-handler@0.2"),
+        "step" => Some("herald:platform/step@0.1"),
+        "condition" => Some("herald:platform/condition@0.1"),
+        "monitor" => Some("herald:platform/monitor@0.1"),
+        "authheader" => Some("herald:platform/authheader@0.1"),
         _ => None,
     }
 }
@@ -36,7 +40,7 @@ pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind:
     }
     let config = config::read(bytes)?;
     let Some(export) = required_export(kind) else {
-        return Err(format!("extensions of type '{kind}' cannot run on this server yet (http extensions can)"));
+        return Err(format!("unknown extension type '{kind}'"));
     };
     let component = Component::new(engine, bytes).map_err(|e| format!("the component does not compile: {e}"))?;
     let ty = component.component_type();

@@ -61,6 +61,13 @@ pub struct ServeArgs {
     /// Sustained calls per second allowed to one client address on the token and open endpoints.
     #[arg(long, env = "HERALD_RATE_PER_ADDRESS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_per_address: u32,
+    /// Hosts extensions may call (comma-separated, `*.domain` for subdomains, `*` for any);
+    /// each extension must also declare the host it calls.
+    #[arg(long, env = "HERALD_OUTBOUND_HOSTS", default_value = "*", value_delimiter = ',')]
+    pub outbound_hosts: Vec<String>,
+    /// Let extensions call loopback, private and link-local addresses.
+    #[arg(long, env = "HERALD_OUTBOUND_PRIVATE")]
+    pub outbound_private: bool,
     /// Calls one client address may make in a burst on the token and open endpoints.
     #[arg(long, env = "HERALD_BURST_PER_ADDRESS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub burst_per_address: u32,

@@ -33,7 +33,11 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 demo: !args.no_demo,
                 refresh_interval: Duration::from_secs(2),
                 clock: std::sync::Arc::new(crate::paging::SystemClock),
-                runtime: crate::runtime::RuntimeSettings::default(),
+                runtime: crate::runtime::RuntimeSettings {
+                    outbound_hosts: args.outbound_hosts,
+                    outbound_private: args.outbound_private,
+                    ..Default::default()
+                },
                 rate: crate::limits::RateSettings {
                     per_credential_per_second: args.rate_per_credential,
                     per_credential_burst: args.burst_per_credential,

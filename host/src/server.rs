@@ -65,7 +65,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         daily: daily.clone(),
         rate: config.rate,
     });
-    let runtime = Runtime::new(&config.data_dir, config.runtime)?;
+    let runtime = Runtime::new(&config.data_dir, config.runtime.clone())?;
     let ctx = ApiContext {
         data_dir: Arc::from(config.data_dir.as_path()),
         tenants: tenants.clone(),

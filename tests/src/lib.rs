@@ -7,6 +7,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use herald_host::limits::RateSettings;
+use herald_host::runtime::RuntimeSettings;
 use herald_host::paging::ManualClock;
 use herald_host::server::{self, RunningServer, ServerConfig};
 use reqwest::{Method, StatusCode};
@@ -25,9 +26,10 @@ pub struct TestServer {
     /// The server's clock (paging documents, daily caps): it moves only when a test advances it.
     pub clock: Arc<ManualClock>,
     rate: RateSettings,
+    runtime: RuntimeSettings,
 }
 
-fn config(data_dir: PathBuf, clock: Arc<ManualClock>, rate: RateSettings) -> ServerConfig {
+fn config(data_dir: PathBuf, clock: Arc<ManualClock>, rate: RateSettings, runtime: RuntimeSettings) -> ServerConfig {
     ServerConfig {
         data_dir,
         listen: "127.0.0.1:0".into(),
@@ -37,10 +39,18 @@ fn config(data_dir: PathBuf, clock: Arc<ManualClock>, rate: RateSettings) -> Ser
         clock,
         rate,
         // Short deadlines keep the tests of hostile extensions quick.
-        runtime: herald_host::runtime::RuntimeSettings {
-            default_timeout: std::time::Duration::from_millis(1500),
-            max_timeout: std::time::Duration::from_secs(10),
-        },
+        runtime,
+    }
+}
+
+/// The tests' extension settings: short deadlines keep the tests of hostile extensions quick,
+/// and the tests' extensions may call this very server, on the loopback address.
+pub fn test_runtime() -> RuntimeSettings {
+    RuntimeSettings {
+        default_timeout: std::time::Duration::from_millis(1500),
+        max_timeout: std::time::Duration::from_secs(10),
+        outbound_private: true,
+        ..Default::default()
     }
 }
 
@@ -52,15 +62,24 @@ impl TestServer {
 
     /// A server with its own rate smoothing settings.
     pub async fn start_with_rate(rate: RateSettings) -> TestServer {
+        TestServer::start_with(rate, test_runtime()).await
+    }
+
+    /// A server with its own extension settings.
+    pub async fn start_with_runtime(runtime: RuntimeSettings) -> TestServer {
+        TestServer::start_with(RateSettings::default(), runtime).await
+    }
+
+    async fn start_with(rate: RateSettings, runtime: RuntimeSettings) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut s = TestServer::start_in(dir.path().to_path_buf(), rate).await;
+        let mut s = TestServer::start_in(dir.path().to_path_buf(), rate, runtime).await;
         s._dir = Some(dir);
         s
     }
 
-    pub async fn start_in(data_dir: PathBuf, rate: RateSettings) -> TestServer {
+    pub async fn start_in(data_dir: PathBuf, rate: RateSettings, runtime: RuntimeSettings) -> TestServer {
         let clock = Arc::new(ManualClock::new(chrono_now_millis()));
-        let running = server::start(config(data_dir.clone(), clock.clone(), rate)).await.expect("server starts");
+        let running = server::start(config(data_dir.clone(), clock.clone(), rate, runtime.clone())).await.expect("server starts");
         TestServer {
             base: format!("http://{}", running.addr),
             data_dir,
@@ -69,13 +88,14 @@ impl TestServer {
             client: reqwest::Client::new(),
             clock,
             rate,
+            runtime,
         }
     }
 
     /// Stops the server (draining requests) and starts a new one on the same data directory.
     pub async fn restart(mut self) -> TestServer {
         self.running.take().expect("running").stop().await.expect("clean stop");
-        let mut next = TestServer::start_in(self.data_dir.clone(), self.rate).await;
+        let mut next = TestServer::start_in(self.data_dir.clone(), self.rate, self.runtime.clone()).await;
         next._dir = self._dir.take();
         next
     }

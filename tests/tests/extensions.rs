@@ -176,3 +176,28 @@ async fn every_extension_type_has_its_world() {
     // Only http extensions answer calls.
     api.get("/extensions/secure/tagger").await.expect(404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_decides_too_and_private_addresses_stay_closed_by_default() {
+    let encode = |url: &str| url.replace(':', "%3A").replace('/', "%2F");
+    // The production default: any public host the extension declares, no private addresses.
+    let s = TestServer::start_with_runtime(herald_host::runtime::RuntimeSettings::default()).await;
+    let api = s.demo().await;
+    upload(&api, "fetch.wasm", guest(env!("GUEST_FETCH")), "http", None).await.expect(201);
+    let own = format!("{}/oauth2/token", s.base);
+    let refused = api.get(&format!("/extensions/secure/fetch?url={}", encode(&own))).await;
+    assert_eq!(refused.text, "error ErrorCode::HttpRequestDenied", "127.0.0.1 is declared but private");
+
+    // Private allowed, but the operator's list does not name the host.
+    let s = TestServer::start_with_runtime(herald_host::runtime::RuntimeSettings {
+        outbound_private: true,
+        outbound_hosts: vec!["api.example.com".into()],
+        ..herald_tests::test_runtime()
+    })
+    .await;
+    let api = s.demo().await;
+    upload(&api, "fetch.wasm", guest(env!("GUEST_FETCH")), "http", None).await.expect(201);
+    let own = format!("{}/oauth2/token", s.base);
+    let refused = api.get(&format!("/extensions/secure/fetch?url={}", encode(&own))).await;
+    assert_eq!(refused.text, "error ErrorCode::HttpRequestDenied", "the operator did not allow 127.0.0.1");
+}

@@ -36,7 +36,7 @@ impl Runtime {
         request: hyper::Request<axum::body::Body>,
     ) -> Result<HttpResponse, CallFailure> {
         let deadline = self.deadline(&extension.config);
-        let mut store = Store::new(self.engine(), CallState::new(tenant, &extension.config));
+        let mut store = Store::new(self.engine(), CallState::new(tenant, &extension.config, &self.settings));
         store.limiter(|s| &mut s.limits);
         let started = Instant::now();
         // Every tick the guest yields, so one busy extension cannot hold a worker thread; past

@@ -25,17 +25,27 @@ pub use state::CallState;
 pub use validate::Validated;
 
 /// The operator's settings for extension calls.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RuntimeSettings {
     /// Deadline of a call whose extension sets none.
     pub default_timeout: Duration,
     /// The longest deadline an extension may set for itself.
     pub max_timeout: Duration,
+    /// Hosts extensions may call at all (patterns as in `allowed_hosts`; `*` for any). An
+    /// outgoing call must be allowed by the extension and by the operator.
+    pub outbound_hosts: Vec<String>,
+    /// Whether extensions may call loopback, private, link-local and similar addresses.
+    pub outbound_private: bool,
 }
 
 impl Default for RuntimeSettings {
     fn default() -> RuntimeSettings {
-        RuntimeSettings { default_timeout: Duration::from_secs(30), max_timeout: Duration::from_secs(300) }
+        RuntimeSettings {
+            default_timeout: Duration::from_secs(30),
+            max_timeout: Duration::from_secs(300),
+            outbound_hosts: vec!["*".into()],
+            outbound_private: false,
+        }
     }
 }
 
@@ -51,7 +61,7 @@ pub struct Runtime {
     linker: Linker<CallState>,
     artifacts: PathBuf,
     prepared: moka::future::Cache<String, Prepared>,
-    settings: RuntimeSettings,
+    pub(crate) settings: RuntimeSettings,
     compilations: AtomicU64,
     stop_ticker: Arc<AtomicBool>,
     pub pooling: bool,

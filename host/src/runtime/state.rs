@@ -14,6 +14,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 
 use super::config::ExtensionConfig;
 use super::engine::MAX_MEMORY_BYTES;
+use super::RuntimeSettings;
 use crate::tenants::Tenant;
 
 /// The most resources (streams, requests, fields...) one call may hold at once.
@@ -36,7 +37,7 @@ pub struct CallState {
 }
 
 impl CallState {
-    pub fn new(tenant: Arc<Tenant>, config: &ExtensionConfig) -> CallState {
+    pub fn new(tenant: Arc<Tenant>, config: &ExtensionConfig, settings: &RuntimeSettings) -> CallState {
         let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let wasi = WasiCtx::builder().stdout(stdout.clone()).stderr(stderr.clone()).build();
@@ -49,7 +50,11 @@ impl CallState {
             http: WasiHttpCtx::new(),
             table,
             limits: StoreLimitsBuilder::new().memory_size(MAX_MEMORY_BYTES).instances(20).tables(20).table_elements(100_000).build(),
-            outbound: OutboundPolicy { config: config.clone() },
+            outbound: OutboundPolicy {
+                config: config.clone(),
+                operator: settings.outbound_hosts.clone(),
+                private: settings.outbound_private,
+            },
             stdout,
             stderr,
         }
@@ -82,10 +87,43 @@ impl WasiHttpView for CallState {
     }
 }
 
-/// Outgoing requests go only to the hosts the extension declares; others are refused to the guest
-/// with `HTTP-request-denied`, an error it can see and handle.
+/// Outgoing requests go only to hosts that the extension declares and the operator allows, and
+/// not to loopback, private, link-local or other special addresses unless the operator says so.
+/// Others are refused to the guest with `HTTP-request-denied`, an error it can see and handle.
+/// (Addresses are checked when the host is written as one, and for `localhost`; a name that
+/// resolves to a private address is stopped by the operator's host list, not here.)
 struct OutboundPolicy {
     config: ExtensionConfig,
+    operator: Vec<String>,
+    private: bool,
+}
+
+impl OutboundPolicy {
+    fn allows(&self, host: &str) -> bool {
+        let operator = ExtensionConfig { allowed_hosts: self.operator.clone(), ..Default::default() };
+        let by_operator = self.operator.iter().any(|h| h == "*") || operator.allows_host(host);
+        by_operator && self.config.allows_host(host) && (self.private || !is_special(host))
+    }
+}
+
+/// Loopback, private, link-local, unique-local, unspecified, broadcast and documentation
+/// addresses, and `localhost`.
+pub fn is_special(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified() || ip.is_broadcast() || ip.is_documentation()
+                || ip.octets()[0] == 100 && (64..128).contains(&ip.octets()[1]) // carrier-grade NAT
+        }
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00 || (ip.segments()[0] & 0xffc0) == 0xfe80
+                || ip.to_ipv4_mapped().is_some_and(|v4| is_special(&v4.to_string()))
+        }
+        Err(_) => false,
+    }
 }
 
 type SendResult = wasmtime_wasi_http::Result<(
@@ -100,12 +138,27 @@ impl WasiHttpHooks for OutboundPolicy {
         options: Option<wasmtime_wasi_http::RequestOptions>,
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Box<dyn Future<Output = SendResult> + Send> {
-        let allowed = request.uri().host().is_some_and(|h| self.config.allows_host(h));
+        let allowed = request.uri().host().is_some_and(|h| self.allows(h));
         if !allowed {
             tracing::info!(host = ?request.uri().host(), "outgoing request refused: host not declared");
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }
         // The default hooks send it: the same behaviour, on the allowed hosts only.
         wasmtime_wasi_http::default_hooks().send_request(request, options, fut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_special;
+
+    #[test]
+    fn special_addresses() {
+        for host in ["localhost", "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "[::1]", "fd00::1", "fe80::1", "100.64.0.1", "::ffff:127.0.0.1", "api.localhost"] {
+            assert!(is_special(host), "{host}");
+        }
+        for host in ["93.184.216.34", "api.example.com", "2606:4700::1", "172.32.0.1"] {
+            assert!(!is_special(host), "{host}");
+        }
     }
 }

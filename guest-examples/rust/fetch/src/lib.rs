@@ -11,27 +11,11 @@ use wasip2::http::types::{Fields, IncomingRequest, OutgoingBody, OutgoingRequest
 #[link_section = "herald:config"]
 static HERALD_CONFIG: [u8; 32] = *br#"{"allowed_hosts": ["127.0.0.1"]}"#;
 
+include!("../../query.rs");
+
 wasip2::http::proxy::export!(Fetch);
 
 struct Fetch;
-
-fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 fn fetch(url: &str) -> String {
     let rest = url.strip_prefix("http://").unwrap_or(url);
@@ -59,7 +43,7 @@ fn fetch(url: &str) -> String {
 impl wasip2::exports::http::incoming_handler::Guest for Fetch {
     fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
         let query = request.path_with_query().unwrap_or_default();
-        let url = query.split("url=").nth(1).map(|v| decode(v.split('&').next().unwrap_or(""))).unwrap_or_default();
+        let url = query_param(&query, "url").unwrap_or_default();
         let outcome = fetch(&url);
         let response = OutgoingResponse::new(Fields::new());
         let out = response.body().expect("body");

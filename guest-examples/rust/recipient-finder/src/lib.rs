@@ -7,32 +7,16 @@ use herald::platform::recipients_read;
 use herald::platform::types::Value;
 use wasip2::http::types::{IncomingRequest, ResponseOutparam};
 
+include!("../../query.rs");
+
 wasip2::http::proxy::export!(Finder);
 
 struct Finder;
 
-fn decode(s: &str) -> String {
-    let mut out = Vec::new();
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 impl wasip2::exports::http::incoming_handler::Guest for Finder {
     fn handle(request: IncomingRequest, out: ResponseOutparam) {
         let query = request.path_with_query().unwrap_or_default();
-        let filter = query.split("filter=").nth(1).map(|v| decode(v.split('&').next().unwrap_or(""))).unwrap_or_default();
+        let filter = query_param(&query, "filter").unwrap_or_default();
         match recipients_read::find(&filter, 100) {
             Ok(found) => {
                 let emails: Vec<String> = found

@@ -9,6 +9,8 @@ use wasip2::http::types::{Fields, IncomingRequest, OutgoingBody, OutgoingRespons
 #[link_section = "herald:config"]
 static HERALD_CONFIG: [u8; 14] = *br#"{"open": true}"#;
 
+include!("../../query.rs");
+
 wasip2::http::proxy::export!(Sleepy);
 
 struct Sleepy;
@@ -16,7 +18,7 @@ struct Sleepy;
 impl wasip2::exports::http::incoming_handler::Guest for Sleepy {
     fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
         let query = request.path_with_query().unwrap_or_default();
-        let ms: u64 = query.split("ms=").nth(1).and_then(|v| v.split('&').next()).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let ms: u64 = query_param(&query, "ms").and_then(|v| v.parse().ok()).unwrap_or(0);
         std::thread::sleep(std::time::Duration::from_millis(ms));
         let response = OutgoingResponse::new(Fields::new());
         let out = response.body().expect("body");

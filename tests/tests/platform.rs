@@ -95,3 +95,20 @@ async fn an_open_extension_that_could_read_recipients_is_refused() {
     refused.expect(400);
     assert!(refused.message().contains("may not import herald:platform/recipients-read"), "{}", refused.message());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_keeps_global_data_table_records() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "locator.wasm", env!("GUEST_STORE_LOCATOR")).await.expect(201);
+    for (id, name, city) in [("S1", "Opera", "Paris"), ("S2", "Bellecour", "Lyon"), ("S3", "Bastille", "Paris")] {
+        api.post("/extensions/secure/locator", json!({"id": id, "name": name, "city": city})).await.expect(200);
+    }
+    assert_eq!(api.get("/globaldata/tables/STORES").await.json().as_array().unwrap().len(), 3, "visible to the REST API");
+    let paris = api.get("/extensions/secure/locator?city=Paris").await;
+    paris.expect(200);
+    assert_eq!(paris.json(), json!({"stores": ["Opera", "Bastille"], "context": null}));
+    let no_id = api.post("/extensions/secure/locator", json!({"name": "Nameless"})).await;
+    no_id.expect(400);
+    assert!(no_id.text.contains("identifier"), "{}", no_id.text);
+}

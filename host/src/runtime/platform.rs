@@ -12,7 +12,8 @@ use super::state::CallState;
 use crate::model::value::parse_iso_timestamp;
 use crate::model::{FieldType, Model, Value};
 use crate::rsql;
-use crate::store::tenant::{otm_table, EntryOutcome, TableRef};
+use crate::model::TableDef;
+use crate::store::tenant::{gdt_table, otm_table, EntryOutcome, TableRef};
 use crate::store::{StoreError, TenantDb};
 
 mod bindings {
@@ -24,7 +25,7 @@ mod bindings {
 }
 
 use bindings::herald::platform::types::{Error as GuestError, Field, Value as WitValue};
-use bindings::herald::platform::{global_data, log, recipients_read, recipients_write, types};
+use bindings::herald::platform::{context, global_data, log, recipients_read, recipients_write, tables, types};
 
 pub fn add_to_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
     bindings::Imports::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)?;
@@ -192,6 +193,19 @@ impl recipients_write::Host for CallState {
         Ok(outcomes.len() as u32)
     }
 
+    async fn delete_records(&mut self, key_field: String, key: WitValue, table: String, ids: Vec<WitValue>) -> Answer<u32> {
+        let tenant = Arc::clone(&self.tenant);
+        let model = &tenant.model;
+        let def = model.def.one_to_many_table(&table).ok_or(GuestError::NotFound)?;
+        let (index, value) = unique_key(model, &key_field, key)?;
+        let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
+        let id_field = def.identifier();
+        let ids = ids.into_iter().map(|v| to_model(id_field.ty, &id_field.name, v, model).map_err(|e| format!("{e:?}"))).collect();
+        let scope = TableRef { sql_name: otm_table(&def.name), def, recipient: Some(recipient.key) };
+        let outcomes = tenant.db.batch_delete(&scope, ids).await.map_err(from_store)?;
+        Ok(outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32)
+    }
+
     async fn achieve_event(&mut self, key_field: String, key: WitValue, event: String) -> Answer<()> {
         let tenant = Arc::clone(&self.tenant);
         if !tenant.model.def.events.iter().any(|e| e.name == event) {
@@ -200,6 +214,72 @@ impl recipients_write::Host for CallState {
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
         let r = tenant.db.find_recipient(&tenant.model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
         tenant.db.achieve_event(r.key, &event, chrono::Utc::now().naive_utc()).await.map_err(from_store)
+    }
+}
+
+fn table_fields(def: &TableDef, values: &[Value]) -> Vec<Field> {
+    def.fields.iter().zip(values).map(|(f, v)| Field { name: f.name.clone(), value: to_wit(v) }).collect()
+}
+
+fn gdt<'a>(model: &'a Model, table: &str) -> Answer<TableRef<'a>> {
+    let def = model.def.global_data_table(table).ok_or(GuestError::NotFound)?;
+    Ok(TableRef { sql_name: gdt_table(&def.name), def, recipient: None })
+}
+
+fn table_id(model: &Model, def: &TableDef, id: WitValue) -> Answer<Value> {
+    let field = def.identifier();
+    to_model(field.ty, &field.name, id, model)
+}
+
+impl tables::Host for CallState {
+    async fn get(&mut self, table: String, id: WitValue) -> Answer<Option<Vec<Field>>> {
+        let tenant = Arc::clone(&self.tenant);
+        let scope = gdt(&tenant.model, &table)?;
+        let id = table_id(&tenant.model, scope.def, id)?;
+        Ok(tenant.db.record(&scope, &id).await.map_err(from_store)?.map(|r| table_fields(scope.def, &r)))
+    }
+
+    async fn find(&mut self, table: String, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
+        let tenant = Arc::clone(&self.tenant);
+        let model = &tenant.model;
+        let scope = gdt(model, &table)?;
+        let condition = if filter.trim().is_empty() {
+            None
+        } else {
+            let node = rsql::parse(&filter).map_err(|e| invalid(e.to_string()))?;
+            Some(rsql::compile(&node, scope.def, &model.formats, rsql::Dialect::Sqlite).map_err(|e| match e {
+                rsql::FilterError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
+                rsql::FilterError::Invalid(m) => invalid(m),
+            })?)
+        };
+        let records = tenant.db.records(&scope, condition.as_ref()).await.map_err(from_store)?;
+        Ok(records.iter().take(limit.min(MAX_FIND) as usize).map(|r| table_fields(scope.def, r)).collect())
+    }
+
+    async fn upsert(&mut self, table: String, fields: Vec<Field>) -> Answer<()> {
+        let tenant = Arc::clone(&self.tenant);
+        let model = &tenant.model;
+        let scope = gdt(model, &table)?;
+        let mut values = Vec::with_capacity(fields.len());
+        for f in fields {
+            let i = scope.def.fields.iter().position(|d| d.name == f.name).ok_or_else(|| invalid(format!("unknown field {table}.{}", f.name)))?;
+            values.push((i, to_model(scope.def.fields[i].ty, &f.name, f.value, model)?));
+        }
+        tenant.db.upsert_record(&scope, &values).await.map_err(from_store)?;
+        Ok(())
+    }
+
+    async fn delete(&mut self, table: String, id: WitValue) -> Answer<bool> {
+        let tenant = Arc::clone(&self.tenant);
+        let scope = gdt(&tenant.model, &table)?;
+        let id = table_id(&tenant.model, scope.def, id)?;
+        tenant.db.delete_record(&scope, &id).await.map_err(from_store)
+    }
+}
+
+impl context::Host for CallState {
+    async fn data(&mut self) -> Option<String> {
+        self.context.clone()
     }
 }
 

@@ -27,6 +27,8 @@ pub struct CallState {
     pub tenant: Arc<Tenant>,
     /// Messages of the `log` interface, bounded.
     pub log: Vec<String>,
+    /// The contextual data of the triggering call (none for http calls).
+    pub context: Option<String>,
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
@@ -46,6 +48,7 @@ impl CallState {
         CallState {
             tenant,
             log: Vec::new(),
+            context: None,
             wasi,
             http: WasiHttpCtx::new(),
             table,

@@ -77,6 +77,18 @@ fn to_wit(value: &Value) -> WitValue {
     }
 }
 
+/// An optional RSQL filter (empty: none) compiled against `selectors`; errors are the guest's.
+fn condition(filter: &str, selectors: &dyn rsql::Selectors, model: &Model) -> Answer<Option<rsql::Condition>> {
+    if filter.trim().is_empty() {
+        return Ok(None);
+    }
+    let node = rsql::parse(filter).map_err(|e| invalid(e.to_string()))?;
+    rsql::compile(&node, selectors, &model.formats, rsql::Dialect::Sqlite).map(Some).map_err(|e| match e {
+        rsql::FilterError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
+        rsql::FilterError::Invalid(m) => invalid(m),
+    })
+}
+
 fn person_fields(model: &Model, values: &[Value]) -> Vec<Field> {
     model.def.person_data.iter().zip(values).map(|(f, v)| Field { name: f.name.clone(), value: to_wit(v) }).collect()
 }
@@ -104,15 +116,7 @@ impl recipients_read::Host for CallState {
     async fn find(&mut self, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
         let tenant = Arc::clone(&self.tenant);
         let (db, model) = (&tenant.db, &tenant.model);
-        let condition = if filter.trim().is_empty() {
-            None
-        } else {
-            let node = rsql::parse(&filter).map_err(|e| invalid(e.to_string()))?;
-            Some(rsql::compile(&node, &model.def, &model.formats, rsql::Dialect::Sqlite).map_err(|e| match e {
-                rsql::FilterError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
-                rsql::FilterError::Invalid(m) => invalid(m),
-            })?)
-        };
+        let condition = condition(&filter, &model.def, model)?;
         let sql = TenantDb::recipients_sql(model, condition.as_ref());
         let rows = db.recipients_stream(model, condition.as_ref(), &sql).take(limit.min(MAX_FIND) as usize);
         futures_util::pin_mut!(rows);
@@ -243,15 +247,7 @@ impl tables::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let model = &tenant.model;
         let scope = gdt(model, &table)?;
-        let condition = if filter.trim().is_empty() {
-            None
-        } else {
-            let node = rsql::parse(&filter).map_err(|e| invalid(e.to_string()))?;
-            Some(rsql::compile(&node, scope.def, &model.formats, rsql::Dialect::Sqlite).map_err(|e| match e {
-                rsql::FilterError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
-                rsql::FilterError::Invalid(m) => invalid(m),
-            })?)
-        };
+        let condition = condition(&filter, scope.def, model)?;
         let records = tenant.db.records(&scope, condition.as_ref()).await.map_err(from_store)?;
         Ok(records.iter().take(limit.min(MAX_FIND) as usize).map(|r| table_fields(scope.def, r)).collect())
     }

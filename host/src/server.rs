@@ -87,7 +87,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         servers.push(serve(listener, extensions_router(ctx), signal.clone()));
     }
     let background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
-    tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), "herald is serving");
+    tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), pooling_allocator = runtime.pooling, "herald is serving");
     Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime })
 }
 

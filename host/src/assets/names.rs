@@ -65,11 +65,6 @@ impl RelPath {
         RelPath(self.0.iter().chain(tail.0.iter()).cloned().collect())
     }
 
-    /// The path without its last component.
-    pub fn parent(&self) -> RelPath {
-        RelPath(self.0[..self.0.len().saturating_sub(1)].to_vec())
-    }
-
     /// The last component.
     pub fn name(&self) -> Option<&str> {
         self.0.last().map(String::as_str)

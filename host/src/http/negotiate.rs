@@ -1,6 +1,6 @@
 //! Content negotiation for the JSON API: request bodies must be `application/json` in UTF-8
 //! (otherwise 415), an `Accept` header must admit JSON (otherwise 406), and JSON responses are
-//! labelled `application/json; charset=utf-8`.
+//! labelled `application/json; charset=utf-8` (by `label_json`, which the router applies to all).
 
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -19,9 +19,8 @@ pub async fn json_only(request: Request, next: Next) -> Response {
     if !accepts_json(headers.get_all(header::ACCEPT).iter()) {
         return ApiError::NotAcceptable.into_response();
     }
-    let mut response = next.run(request).await;
-    label_json(&mut response);
-    response
+    // The router labels JSON answers for every route (`label_json`), these included.
+    next.run(request).await
 }
 
 /// Refuses a body whose declared length is over the limit before reading any of it. (Bodies

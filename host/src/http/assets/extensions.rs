@@ -92,11 +92,15 @@ async fn list_extensions(State(ctx): State<ApiContext>, caller: PublicCaller, Ap
     let Some(entries) = list(&media.extensions_root().join(folder.to_fs())).await.map_err(io_fault)? else {
         return if folder.is_root() { Ok(Json(Vec::new())) } else { Err(ApiError::NotFound) };
     };
+    // One query for the folder's records, not one per file.
+    let prefix = if folder.is_root() { String::new() } else { format!("{}/", folder.as_text()) };
+    let records: std::collections::HashMap<String, _> =
+        caller.tenant.db.extensions(&prefix).await?.into_iter().map(|r| (r.path.clone(), r)).collect();
     let mut out = Vec::new();
     for e in entries {
         if e.is_folder {
             out.push(json!({ "name": e.name, "isFolder": true }));
-        } else if let Some(record) = caller.tenant.db.extension(&folder.join(&e.name).as_text()).await? {
+        } else if let Some(record) = records.get(&folder.join(&e.name).as_text()) {
             out.push(json!({ "name": e.name, "isFolder": false, "type": record.kind, "size": record.size }));
         }
     }

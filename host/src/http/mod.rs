@@ -124,6 +124,5 @@ pub fn extensions_router(ctx: ApiContext) -> Router {
 /// Parses and compiles an optional `filter` query parameter against `selectors`.
 pub(crate) fn filter_condition(filter: Option<&str>, selectors: &dyn Selectors, model: &Model) -> ApiResult<Option<Condition>> {
     let Some(text) = filter else { return Ok(None) };
-    let node = rsql::parse(text).map_err(|e| ApiError::bad(e.to_string()))?;
-    Ok(Some(rsql::compile(&node, selectors, &model.formats, rsql::Dialect::Sqlite)?))
+    Ok(Some(rsql::compile_text(text, selectors, &model.formats, rsql::Dialect::Sqlite)?))
 }

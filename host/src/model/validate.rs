@@ -101,11 +101,9 @@ pub(super) fn problems(model: &Model) -> Vec<String> {
     for (kind, list) in [("target group", &def.target_groups), ("promotion", &def.promotions)] {
         check_names(kind, list.iter().map(|g| g.name.as_str()), &mut problems);
         for g in list.iter().filter(|g| !g.filter.trim().is_empty()) {
-            let checked = rsql::parse(&g.filter).map_err(|e| e.to_string()).and_then(|node| {
-                rsql::compile(&node, def, &model.formats, rsql::Dialect::Sqlite).map(|_| ()).map_err(|e| match e {
-                    rsql::FilterError::UnknownSelector(s) => format!("unknown Person Data field {s}"),
-                    rsql::FilterError::Invalid(m) => m,
-                })
+            let checked = rsql::compile_text(&g.filter, def, &model.formats, rsql::Dialect::Sqlite).map(|_| ()).map_err(|e| match e {
+                rsql::FilterError::UnknownSelector(s) => format!("unknown Person Data field {s}"),
+                rsql::FilterError::Invalid(m) => m,
             });
             if let Err(e) = checked {
                 problems.push(format!("{kind} {} filter '{}': {e}", g.name, g.filter));

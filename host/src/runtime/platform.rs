@@ -82,8 +82,7 @@ fn condition(filter: &str, selectors: &dyn rsql::Selectors, model: &Model) -> An
     if filter.trim().is_empty() {
         return Ok(None);
     }
-    let node = rsql::parse(filter).map_err(|e| invalid(e.to_string()))?;
-    rsql::compile(&node, selectors, &model.formats, rsql::Dialect::Sqlite).map(Some).map_err(|e| match e {
+    rsql::compile_text(filter, selectors, &model.formats, rsql::Dialect::Sqlite).map(Some).map_err(|e| match e {
         rsql::FilterError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
         rsql::FilterError::Invalid(m) => invalid(m),
     })

@@ -71,6 +71,18 @@ pub struct ServeArgs {
     /// Calls one client address may make in a burst on the token and open endpoints.
     #[arg(long, env = "HERALD_BURST_PER_ADDRESS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub burst_per_address: u32,
+    /// Asynchronous extension executions at once in this process.
+    #[arg(long, env = "HERALD_ASYNC_WORKERS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub async_workers: u32,
+    /// Seconds a status call answers 202 before it reports an unfinished execution (400).
+    #[arg(long, env = "HERALD_ASYNC_REPORT_AFTER", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub async_report_after: u64,
+    /// Seconds an asynchronous execution may run before it is ended.
+    #[arg(long, env = "HERALD_ASYNC_EXECUTION_LIMIT", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub async_execution_limit: u64,
+    /// Seconds the result of an asynchronous execution is kept.
+    #[arg(long, env = "HERALD_ASYNC_RETENTION", default_value_t = 86400, value_parser = clap::value_parser!(u64).range(1..))]
+    pub async_retention: u64,
 }
 
 #[derive(Debug, Subcommand)]

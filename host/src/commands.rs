@@ -38,6 +38,13 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                     outbound_private: args.outbound_private,
                     ..Default::default()
                 },
+                queue: crate::queue::QueueSettings {
+                    workers: args.async_workers as usize,
+                    report_after: Duration::from_secs(args.async_report_after),
+                    execution_limit: Duration::from_secs(args.async_execution_limit),
+                    retention: Duration::from_secs(args.async_retention),
+                    ..Default::default()
+                },
                 rate: crate::limits::RateSettings {
                     per_credential_per_second: args.rate_per_credential,
                     per_credential_burst: args.burst_per_credential,

@@ -8,6 +8,7 @@ pub mod http;
 pub mod limits;
 pub mod model;
 pub mod paging;
+pub mod queue;
 pub mod rsql;
 pub mod runtime;
 pub mod seed;

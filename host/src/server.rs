@@ -15,6 +15,7 @@ use crate::auth::Authenticator;
 use crate::http::{api_router, extensions_router, ApiContext};
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
 use crate::paging::Clock;
+use crate::queue::{Queue, QueueSettings, Workers};
 use crate::runtime::{Runtime, RuntimeSettings};
 use crate::store::ControlDb;
 use crate::tenants::{demo, Tenants};
@@ -37,6 +38,8 @@ pub struct ServerConfig {
     pub rate: RateSettings,
     /// Extension calls: default and maximum deadlines.
     pub runtime: RuntimeSettings,
+    /// Asynchronous executions: workers, report threshold, execution limit, retention.
+    pub queue: QueueSettings,
 }
 
 /// A server that is serving.
@@ -66,13 +69,17 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         rate: config.rate,
     });
     let runtime = Runtime::new(&config.data_dir, config.runtime.clone())?;
+    let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
+    let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), data_dir: data_dir.clone() };
+    let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
     let ctx = ApiContext {
-        data_dir: Arc::from(config.data_dir.as_path()),
+        data_dir,
         tenants: tenants.clone(),
         auth,
         clock: config.clock.clone(),
         limits,
         runtime: runtime.clone(),
+        queue,
         open_on_api: config.extensions_listen.is_none(),
     };
 
@@ -86,7 +93,8 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         extensions_addr = Some(listener.local_addr()?);
         servers.push(serve(listener, extensions_router(ctx), signal.clone()));
     }
-    let background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
+    let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
+    background.extend(queue_tasks);
     tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), pooling_allocator = runtime.pooling, "herald is serving");
     Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime })
 }

@@ -86,6 +86,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         clock: std::sync::Arc::new(herald_host::paging::SystemClock),
         rate: herald_host::limits::RateSettings::default(),
         runtime: herald_host::runtime::RuntimeSettings::default(),
+        queue: herald_host::queue::QueueSettings::default(),
     })
     .await
     .unwrap();

@@ -1,12 +1,15 @@
 //! Helpers for the end-to-end tests: a real Herald server on a real socket over a temporary data
 //! directory, and a small JSON client.
 
+pub mod process;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use std::sync::Arc;
 
 use herald_host::limits::RateSettings;
+use herald_host::queue::QueueSettings;
 use herald_host::runtime::RuntimeSettings;
 use herald_host::paging::ManualClock;
 use herald_host::server::{self, RunningServer, ServerConfig};
@@ -25,11 +28,25 @@ pub struct TestServer {
     pub client: reqwest::Client,
     /// The server's clock (paging documents, daily caps): it moves only when a test advances it.
     pub clock: Arc<ManualClock>,
-    rate: RateSettings,
-    runtime: RuntimeSettings,
+    settings: Settings,
 }
 
-fn config(data_dir: PathBuf, clock: Arc<ManualClock>, rate: RateSettings, runtime: RuntimeSettings) -> ServerConfig {
+/// What a test server is started with.
+#[derive(Clone)]
+pub struct Settings {
+    pub rate: RateSettings,
+    pub runtime: RuntimeSettings,
+    pub queue: QueueSettings,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { rate: RateSettings::default(), runtime: test_runtime(), queue: test_queue() }
+    }
+}
+
+fn config(data_dir: PathBuf, clock: Arc<ManualClock>, settings: Settings) -> ServerConfig {
+    let Settings { rate, runtime, queue } = settings;
     ServerConfig {
         data_dir,
         listen: "127.0.0.1:0".into(),
@@ -40,6 +57,18 @@ fn config(data_dir: PathBuf, clock: Arc<ManualClock>, rate: RateSettings, runtim
         rate,
         // Short deadlines keep the tests of hostile extensions quick.
         runtime,
+        queue,
+    }
+}
+
+/// The tests' queue: a few workers, a short execution limit, quick polling. The report
+/// threshold and the retention are the defaults; tests move the server's clock past them.
+pub fn test_queue() -> QueueSettings {
+    QueueSettings {
+        workers: 4,
+        execution_limit: Duration::from_secs(3),
+        poll_interval: Duration::from_millis(100),
+        ..QueueSettings::default()
     }
 }
 
@@ -62,24 +91,25 @@ impl TestServer {
 
     /// A server with its own rate smoothing settings.
     pub async fn start_with_rate(rate: RateSettings) -> TestServer {
-        TestServer::start_with(rate, test_runtime()).await
+        TestServer::start_with(Settings { rate, ..Settings::default() }).await
     }
 
     /// A server with its own extension settings.
     pub async fn start_with_runtime(runtime: RuntimeSettings) -> TestServer {
-        TestServer::start_with(RateSettings::default(), runtime).await
+        TestServer::start_with(Settings { runtime, ..Settings::default() }).await
     }
 
-    async fn start_with(rate: RateSettings, runtime: RuntimeSettings) -> TestServer {
+    /// A server with its own settings.
+    pub async fn start_with(settings: Settings) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut s = TestServer::start_in(dir.path().to_path_buf(), rate, runtime).await;
+        let mut s = TestServer::start_in(dir.path().to_path_buf(), settings).await;
         s._dir = Some(dir);
         s
     }
 
-    pub async fn start_in(data_dir: PathBuf, rate: RateSettings, runtime: RuntimeSettings) -> TestServer {
+    pub async fn start_in(data_dir: PathBuf, settings: Settings) -> TestServer {
         let clock = Arc::new(ManualClock::new(chrono_now_millis()));
-        let running = server::start(config(data_dir.clone(), clock.clone(), rate, runtime.clone())).await.expect("server starts");
+        let running = server::start(config(data_dir.clone(), clock.clone(), settings.clone())).await.expect("server starts");
         TestServer {
             base: format!("http://{}", running.addr),
             data_dir,
@@ -87,15 +117,14 @@ impl TestServer {
             running: Some(running),
             client: reqwest::Client::new(),
             clock,
-            rate,
-            runtime,
+            settings,
         }
     }
 
     /// Stops the server (draining requests) and starts a new one on the same data directory.
     pub async fn restart(mut self) -> TestServer {
         self.running.take().expect("running").stop().await.expect("clean stop");
-        let mut next = TestServer::start_in(self.data_dir.clone(), self.rate, self.runtime.clone()).await;
+        let mut next = TestServer::start_in(self.data_dir.clone(), self.settings.clone()).await;
         next._dir = self._dir.take();
         next
     }
@@ -107,16 +136,7 @@ impl TestServer {
 
     /// A token for a client id and secret; panics unless the token endpoint says 200.
     pub async fn token(&self, client_id: &str, secret: &str) -> String {
-        let r = self
-            .client
-            .post(format!("{}/oauth2/token", self.base))
-            .form(&[("grant_type", "client_credentials"), ("client_id", client_id), ("client_secret", secret)])
-            .send()
-            .await
-            .expect("token request");
-        assert_eq!(r.status(), StatusCode::OK, "token for {client_id}");
-        let body: Value = r.json().await.expect("token json");
-        body["access_token"].as_str().expect("access_token").to_string()
+        fetch_token(&self.client, &self.base, client_id, secret).await
     }
 
     /// A client of the `demo` instance with its Public Api credential.
@@ -132,6 +152,19 @@ impl TestServer {
     pub async fn api(&self, client_id: &str, secret: &str) -> Api {
         Api { base: self.base.clone(), auth: format!("Bearer {}", self.token(client_id, secret).await), client: self.client.clone() }
     }
+}
+
+/// A token for a client id and secret; panics unless the token endpoint says 200.
+async fn fetch_token(client: &reqwest::Client, base: &str, client_id: &str, secret: &str) -> String {
+    let r = client
+        .post(format!("{base}/oauth2/token"))
+        .form(&[("grant_type", "client_credentials"), ("client_id", client_id), ("client_secret", secret)])
+        .send()
+        .await
+        .expect("token request");
+    assert_eq!(r.status(), StatusCode::OK, "token for {client_id}");
+    let body: Value = r.json().await.expect("token json");
+    body["access_token"].as_str().expect("access_token").to_string()
 }
 
 /// An answer: status, raw body, and the body as JSON when it is JSON.
@@ -168,6 +201,13 @@ pub struct Api {
 }
 
 impl Api {
+    /// A client of the server at `base` with a token for this credential.
+    pub async fn login(base: &str, client_id: &str, secret: &str) -> Api {
+        let client = reqwest::Client::new();
+        let token = fetch_token(&client, base, client_id, secret).await;
+        Api { base: base.to_string(), auth: format!("Bearer {token}"), client }
+    }
+
     /// An authenticated request to build further (headers, raw bodies) and send.
     pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
         self.client.request(method, format!("{}{}", self.base, path)).header("Authorization", &self.auth)

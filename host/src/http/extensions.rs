@@ -8,7 +8,8 @@
 //! business) and the body, and its response goes back as it made it. Answers of Herald itself:
 //! 404 unknown extension (or not an http extension); 403 an open extension on the secure endpoint
 //! or the other way round; 502 the extension failed (trap, panic, memory cap, no answer); 504 it
-//! ran past its deadline. These have empty bodies; the reason is logged.
+//! ran past its deadline. These have empty bodies; the reason is logged. An asynchronous
+//! extension's call is answered 202 `{"queueId"}` instead (see `extension_status`).
 
 use std::sync::Arc;
 
@@ -24,8 +25,9 @@ use super::error::ApiError;
 use super::extract::{decode_twice, PublicCaller};
 use super::guard;
 use super::ApiContext;
-use crate::assets::{MediaArea, RelPath};
+use crate::assets::RelPath;
 use crate::runtime::{CallFailure, Prepared};
+use crate::store::jobs::CapturedRequest;
 use crate::tenants::Tenant;
 
 pub(super) fn secure_router() -> Router<ApiContext> {
@@ -49,7 +51,7 @@ fn split(params: Vec<String>) -> (String, String) {
 
 async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, Path(params): Path<Vec<String>>, request: Request) -> Response {
     let (id, path) = split(params);
-    let extension = match load(&ctx, &caller.tenant, &id).await {
+    let (id, extension) = match load(&ctx, &caller.tenant, &id).await {
         Ok(e) => e,
         Err(refusal) => return refusal.into_response(),
     };
@@ -68,7 +70,7 @@ async fn open(State(ctx): State<ApiContext>, Path(params): Path<Vec<String>>, re
         Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
-    let extension = match load(&ctx, &tenant, &id).await {
+    let (id, extension) = match load(&ctx, &tenant, &id).await {
         Ok(e) => e,
         Err(refusal) => return refusal.into_response(),
     };
@@ -80,16 +82,11 @@ async fn open(State(ctx): State<ApiContext>, Path(params): Path<Vec<String>>, re
     response
 }
 
-/// The prepared http extension `id` of the instance, or 404.
-async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<Prepared, ApiError> {
+/// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.
+async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<(String, Prepared), ApiError> {
     let id = decode_twice(id)?;
-    let rel = RelPath::parse("extension", &format!("{id}.wasm")).map_err(|_| ApiError::NotFound)?;
-    let record = tenant.db.extension(&rel.as_text()).await?.ok_or(ApiError::NotFound)?;
-    if record.kind != "http" {
-        return Err(ApiError::NotFound);
-    }
-    let wasm = MediaArea::new(&ctx.data_dir, tenant.customer_id()).extension(&rel);
-    Ok(ctx.runtime.prepare(&record.sha256, &wasm).await?)
+    let extension = ctx.runtime.http_extension(&ctx.data_dir, tenant, &id).await?.ok_or(ApiError::NotFound)?;
+    Ok((id, extension))
 }
 
 async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prepared, path: &str, request: Request) -> Response {
@@ -101,8 +98,12 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prep
         Err(_) => return ApiError::bad("the path cannot be passed to the extension").into_response(),
     };
     parts.headers.remove(header::AUTHORIZATION);
+    if extension.config.asynchronous {
+        return enqueue(ctx, tenant, id, parts, body).await;
+    }
     let request = hyper::Request::from_parts(parts, body);
-    match ctx.runtime.call_http(extension, id, Arc::clone(tenant), request).await {
+    let deadline = ctx.runtime.deadline(&extension.config);
+    match ctx.runtime.call_http(extension, id, Arc::clone(tenant), request, deadline).await {
         Ok(response) => {
             let (parts, body) = response.into_parts();
             let body = body.map_err(|e| std::io::Error::other(format!("{e:?}")));
@@ -116,6 +117,28 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prep
             tracing::warn!(customer_id = tenant.customer_id(), extension = id, %reason, "extension failed");
             StatusCode::BAD_GATEWAY.into_response()
         }
+    }
+}
+
+/// An asynchronous extension: the call is stored (durably) and answered 202 `{"queueId"}`.
+async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, parts: axum::http::request::Parts, body: Body) -> Response {
+    let body = match http_body_util::Limited::new(body, super::MAX_PAYLOAD_BYTES).collect().await {
+        Ok(body) => body.to_bytes().to_vec(),
+        Err(_) => return ApiError::PayloadTooLarge.into_response(),
+    };
+    let request = CapturedRequest {
+        method: parts.method.to_string(),
+        uri: parts.uri.to_string(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect(),
+        body,
+    };
+    match ctx.queue.enqueue(tenant.customer_id(), id, request).await {
+        Some(queue_id) => (StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "queueId": queue_id }))).into_response(),
+        None => StatusCode::SERVICE_UNAVAILABLE.into_response(),
     }
 }
 

@@ -7,6 +7,7 @@ mod batch;
 mod discovery;
 pub(crate) mod error;
 pub(crate) mod extract;
+mod extension_status;
 mod extensions;
 mod global_data;
 mod guard;
@@ -35,6 +36,7 @@ pub use error::{ApiError, ApiResult};
 
 use crate::auth::Authenticator;
 use crate::limits::Limits;
+use crate::queue::Queue;
 use crate::runtime::Runtime;
 use crate::model::Model;
 use crate::paging::Clock;
@@ -53,6 +55,7 @@ pub struct ApiContext {
     pub clock: Arc<dyn Clock>,
     pub limits: Arc<Limits>,
     pub runtime: Arc<Runtime>,
+    pub queue: Arc<Queue>,
     /// Whether the open extensions endpoint is on this API listener (no second listener).
     pub open_on_api: bool,
 }
@@ -79,6 +82,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(uploads)
         .merge(webdav::router())
         .merge(extensions::secure_router())
+        .merge(extension_status::secure_router())
         .fallback(|| async { ApiError::NotFound })
         .layer(middleware::from_fn_with_state(ctx.clone(), guard::instance_limits))
         .layer(guard::rate::layer(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst))
@@ -107,7 +111,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
 /// The open extensions endpoint, smoothed per client address (no credentials to key on).
 fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
     let rate = ctx.limits.rate;
-    extensions::open_router().layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
+    extensions::open_router().merge(extension_status::open_router()).layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
 }
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.

@@ -34,8 +34,8 @@ impl Runtime {
         extension_id: &str,
         tenant: Arc<Tenant>,
         request: hyper::Request<axum::body::Body>,
+        deadline: Duration,
     ) -> Result<HttpResponse, CallFailure> {
-        let deadline = self.deadline(&extension.config);
         let mut store = Store::new(self.engine(), CallState::new(tenant, &extension.config, &self.settings));
         store.limiter(|s| &mut s.limits);
         let started = Instant::now();

@@ -20,6 +20,8 @@ use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 pub use config::ExtensionConfig;
+use crate::assets::{MediaArea, RelPath};
+use crate::tenants::Tenant;
 pub use invoke::{CallFailure, HttpResponse};
 pub use state::CallState;
 pub use validate::Validated;
@@ -161,5 +163,23 @@ impl Runtime {
     /// The deadline of a call to an extension with this configuration.
     pub fn deadline(&self, config: &ExtensionConfig) -> Duration {
         config.timeout_ms.map(Duration::from_millis).unwrap_or(self.settings.default_timeout).min(self.settings.max_timeout)
+    }
+
+    /// The deadline of an asynchronous execution: the extension's own timeout, or else the
+    /// queue's execution limit, never beyond that limit.
+    pub fn deadline_within(&self, config: &ExtensionConfig, limit: Duration) -> Duration {
+        config.timeout_ms.map(Duration::from_millis).unwrap_or(limit).min(limit)
+    }
+
+    /// The prepared http extension `id` (its decoded path under the extensions area, without
+    /// `.wasm`) of the instance; `None` when there is no such http extension.
+    pub async fn http_extension(self: &Arc<Self>, data_dir: &Path, tenant: &Tenant, id: &str) -> anyhow::Result<Option<Prepared>> {
+        let Ok(rel) = RelPath::parse("extension", &format!("{id}.wasm")) else { return Ok(None) };
+        let Some(record) = tenant.db.extension(&rel.as_text()).await? else { return Ok(None) };
+        if record.kind != "http" {
+            return Ok(None);
+        }
+        let wasm = MediaArea::new(data_dir, tenant.customer_id()).extension(&rel);
+        Ok(Some(self.prepare(&record.sha256, &wasm).await?))
     }
 }

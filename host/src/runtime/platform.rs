@@ -128,16 +128,34 @@ impl recipients_read::Host for CallState {
 }
 
 impl recipients_write::Host for CallState {
+    async fn create(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
+        let tenant = Arc::clone(&self.tenant);
+        let values = person_values(&tenant.model, fields)?;
+        let stored = tenant.db.create_recipient(&tenant.model, values).await.map_err(from_store)?;
+        Ok(person_fields(&tenant.model, &stored.values))
+    }
+
+    async fn update(&mut self, key_field: String, key: WitValue, fields: Vec<Field>) -> Answer<Vec<Field>> {
+        let tenant = Arc::clone(&self.tenant);
+        let model = &tenant.model;
+        let (index, value) = unique_key(model, &key_field, key)?;
+        let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
+        let mut values = person_values(model, fields)?;
+        let id_index = recipient_id_index(model);
+        if values.iter().any(|(i, v)| *i == id_index && *v != recipient.values[id_index]) {
+            return Err(invalid(format!("the Recipient Id ({}) cannot change", model.def.recipient_id)));
+        }
+        values.retain(|(i, _)| *i != id_index);
+        let stored = tenant.db.update_recipient(model, recipient.key, values).await.map_err(from_store)?;
+        Ok(person_fields(model, &stored.values))
+    }
+
     async fn upsert(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
         let tenant = Arc::clone(&self.tenant);
         let (db, model) = (&tenant.db, &tenant.model);
-        let mut values = Vec::with_capacity(fields.len());
-        for f in fields {
-            let index = model.def.person_data.iter().position(|p| p.name == f.name).ok_or_else(|| invalid(format!("unknown Person Data field {}", f.name)))?;
-            values.push((index, to_model(model.def.person_data[index].ty, &f.name, f.value, model)?));
-        }
+        let mut values = person_values(model, fields)?;
         // The Recipient Id first, then any other unique field, names the recipient to update.
-        let id_index = model.def.person_data.iter().position(|p| p.name == model.def.recipient_id).expect("validated");
+        let id_index = recipient_id_index(model);
         let mut keys: Vec<&(usize, Value)> = values.iter().filter(|(i, v)| model.def.person_data[*i].unique && !v.is_null()).collect();
         keys.sort_by_key(|(i, _)| *i != id_index);
         let mut existing = None;
@@ -305,4 +323,18 @@ impl log::Host for CallState {
         };
         self.record_log(level, &message);
     }
+}
+
+/// The Person Data values of `fields`, checked against the model (by field index).
+fn person_values(model: &Model, fields: Vec<Field>) -> Result<Vec<(usize, Value)>, GuestError> {
+    let mut values = Vec::with_capacity(fields.len());
+    for f in fields {
+        let index = model.def.person_data.iter().position(|p| p.name == f.name).ok_or_else(|| invalid(format!("unknown Person Data field {}", f.name)))?;
+        values.push((index, to_model(model.def.person_data[index].ty, &f.name, f.value, model)?));
+    }
+    Ok(values)
+}
+
+fn recipient_id_index(model: &Model) -> usize {
+    model.def.person_data.iter().position(|p| p.name == model.def.recipient_id).expect("validated")
 }

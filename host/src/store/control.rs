@@ -28,7 +28,7 @@ pub struct CredentialRecord {
 
 #[derive(Debug, Clone)]
 pub struct ControlDb {
-    pools: Pools,
+    pub(super) pools: Pools,
 }
 
 impl ControlDb {

@@ -5,6 +5,7 @@
 //! the model validated; values are always bound.
 
 pub mod control;
+pub mod jobs;
 mod sqlite;
 pub mod tenant;
 

@@ -1,0 +1,7 @@
+//! A secure, asynchronous extension for the tests of the queue (see async_jobs.rs).
+
+#[used]
+#[link_section = "herald:config"]
+static HERALD_CONFIG: [u8; 15] = *br#"{"async": true}"#;
+
+include!("../../async_jobs.rs");

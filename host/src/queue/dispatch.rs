@@ -1,0 +1,140 @@
+//! The worker pool: a fixed number of executions at once per process, handed out fairly between
+//! instances. Each round, the free places go one at a time to the instance with queued work
+//! that has the fewest executions running here, and no instance may hold more than its share
+//! (three quarters of the places), so one instance flooding the queue leaves room for the
+//! others' executions, which start as soon as a place is free.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio::task::JoinSet;
+
+use super::execute::Executor;
+use super::writer::Write;
+use super::QueueSettings;
+use crate::paging::Clock;
+use crate::store::ControlDb;
+
+pub(super) struct Dispatcher {
+    pub control: ControlDb,
+    pub clock: Arc<dyn Clock>,
+    pub settings: QueueSettings,
+    pub wake: Arc<Notify>,
+    pub executor: Arc<Executor>,
+    pub writes: mpsc::Sender<Write>,
+}
+
+/// Executions running in this process, per instance.
+type Running = Arc<Mutex<HashMap<String, usize>>>;
+
+impl Dispatcher {
+    /// Runs until aborted; dropping it (with its `JoinSet`) ends the executions it started,
+    /// which a later start finds `running` and queues again.
+    pub async fn run(self) {
+        let places = Arc::new(Semaphore::new(self.settings.workers));
+        let running: Running = Arc::default();
+        let mut executions = JoinSet::new();
+        loop {
+            while executions.try_join_next().is_some() {}
+            let free = places.available_permits();
+            let started = if free > 0 { self.start_some(free, &places, &running, &mut executions).await } else { 0 };
+            if started == 0 {
+                tokio::select! {
+                    _ = self.wake.notified() => {}
+                    _ = tokio::time::sleep(self.settings.poll_interval) => {}
+                }
+            }
+        }
+    }
+
+    async fn start_some(&self, free: usize, places: &Arc<Semaphore>, running: &Running, executions: &mut JoinSet<()>) -> usize {
+        let queued = match self.control.queued_instances().await {
+            Ok(q) => q,
+            Err(e) => {
+                tracing::error!(error = %e, "the extension queue could not be read");
+                return 0;
+            }
+        };
+        let share = self.settings.instance_share();
+        let counts = running.lock().expect("running lock").clone();
+        let mut started = 0;
+        for (customer_id, places_for) in allocate(free, share, &queued, &counts) {
+            let claimed = match self.control.claim_jobs(&customer_id, places_for, self.clock.now_millis()).await {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::error!(error = %e, "queued extension calls could not be claimed");
+                    continue;
+                }
+            };
+            for job in claimed {
+                // Never waits: no more were claimed than places were free.
+                let Ok(place) = places.clone().acquire_owned().await else { return started };
+                *running.lock().expect("running lock").entry(job.customer_id.clone()).or_default() += 1;
+                let (executor, writes, clock, wake, running) =
+                    (self.executor.clone(), self.writes.clone(), self.clock.clone(), self.wake.clone(), running.clone());
+                executions.spawn(async move {
+                    let outcome = executor.execute(&job).await;
+                    let _ = writes.send(Write::Finish(job.id.clone(), outcome, clock.now_millis())).await;
+                    if let Some(n) = running.lock().expect("running lock").get_mut(&job.customer_id) {
+                        *n -= 1;
+                    }
+                    drop(place);
+                    wake.notify_one();
+                });
+                started += 1;
+            }
+        }
+        started
+    }
+}
+
+/// How many of `free` places each instance with queued work gets: one at a time to the instance
+/// with the fewest running (here) plus already given, never beyond its queued jobs or `share`.
+fn allocate(free: usize, share: usize, queued: &[(String, u64)], running: &HashMap<String, usize>) -> Vec<(String, usize)> {
+    let mut given: Vec<(String, usize, usize, u64)> = queued
+        .iter()
+        .map(|(id, n)| (id.clone(), running.get(id).copied().unwrap_or(0), 0, *n))
+        .collect();
+    for _ in 0..free {
+        let next = given
+            .iter_mut()
+            .filter(|(_, run, give, queued)| run + give < share && (*give as u64) < *queued)
+            .min_by_key(|(_, run, give, _)| run + give);
+        match next {
+            Some(entry) => entry.2 += 1,
+            None => break,
+        }
+    }
+    given.into_iter().filter(|e| e.2 > 0).map(|(id, _, give, _)| (id, give)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn give(free: usize, share: usize, queued: &[(&str, u64)], running: &[(&str, usize)]) -> HashMap<String, usize> {
+        let queued: Vec<_> = queued.iter().map(|(c, n)| (c.to_string(), *n)).collect();
+        let running = running.iter().map(|(c, n)| (c.to_string(), *n)).collect();
+        allocate(free, share, &queued, &running).into_iter().collect()
+    }
+
+    #[test]
+    fn places_are_shared_by_what_each_runs() {
+        let g = give(4, 12, &[("a", 1000), ("b", 2)], &[]);
+        assert_eq!((g["a"], g["b"]), (2, 2));
+        // b has nothing running while a holds eleven places: b gets the free ones first.
+        let g = give(2, 12, &[("a", 1000), ("b", 5)], &[("a", 11)]);
+        assert_eq!(g.get("a"), None);
+        assert_eq!(g["b"], 2);
+    }
+
+    #[test]
+    fn no_instance_takes_more_than_its_share_or_its_queue() {
+        let g = give(16, 12, &[("a", 1000)], &[]);
+        assert_eq!(g["a"], 12, "a quarter stays free for the others");
+        let g = give(16, 12, &[("a", 3)], &[]);
+        assert_eq!(g["a"], 3);
+        assert!(give(4, 12, &[("a", 100)], &[("a", 12)]).is_empty());
+    }
+}

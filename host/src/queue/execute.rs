@@ -1,0 +1,68 @@
+//! One queued execution: the instance and extension looked up again (they may have changed or
+//! gone since the call was accepted), the captured request handed to the extension with the
+//! queue's execution limit as deadline, and its whole response kept.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Limited};
+
+use crate::runtime::{CallFailure, Runtime};
+use crate::store::jobs::{ClaimedJob, JobOutcome, StoredResponse};
+use crate::tenants::Tenants;
+
+/// The largest response an asynchronous execution may leave (as large as a request may be).
+const MAX_RESPONSE_BYTES: usize = crate::http::MAX_PAYLOAD_BYTES;
+
+pub(super) struct Executor {
+    pub tenants: Arc<Tenants>,
+    pub runtime: Arc<Runtime>,
+    pub data_dir: Arc<Path>,
+    pub execution_limit: Duration,
+}
+
+impl Executor {
+    pub async fn execute(&self, job: &ClaimedJob) -> JobOutcome {
+        let Some(tenant) = self.tenants.get(&job.customer_id) else {
+            return JobOutcome::Failed("the instance no longer exists".into());
+        };
+        let extension = match self.runtime.http_extension(&self.data_dir, &tenant, &job.extension).await {
+            Ok(Some(extension)) => extension,
+            Ok(None) => return JobOutcome::Failed("the extension no longer exists".into()),
+            Err(e) => return JobOutcome::Failed(format!("the extension could not be loaded: {e:#}")),
+        };
+        let request = match rebuild(job) {
+            Ok(r) => r,
+            Err(e) => return JobOutcome::Failed(format!("the stored request is not valid: {e}")),
+        };
+        let deadline = self.runtime.deadline_within(&extension.config, self.execution_limit);
+        match self.runtime.call_http(&extension, &job.extension, tenant, request, deadline).await {
+            Ok(response) => {
+                let (parts, body) = response.into_parts();
+                match Limited::new(body, MAX_RESPONSE_BYTES).collect().await {
+                    Ok(body) => JobOutcome::Done(StoredResponse {
+                        status: parts.status.as_u16(),
+                        headers: parts
+                            .headers
+                            .iter()
+                            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                            .collect(),
+                        body: body.to_bytes().to_vec(),
+                    }),
+                    Err(e) => JobOutcome::Failed(format!("the response could not be read: {e}")),
+                }
+            }
+            Err(CallFailure::Deadline) => JobOutcome::Deadline,
+            Err(CallFailure::Failed(reason)) => JobOutcome::Failed(reason),
+        }
+    }
+}
+
+fn rebuild(job: &ClaimedJob) -> Result<hyper::Request<axum::body::Body>, axum::http::Error> {
+    let mut request = hyper::Request::builder().method(job.request.method.as_str()).uri(job.request.uri.as_str());
+    for (name, value) in &job.request.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    request.body(axum::body::Body::from(job.request.body.clone()))
+}

@@ -1,0 +1,213 @@
+//! Asynchronous extension executions (`"async": true` in the extension's configuration): the call
+//! is stored in the control plane's queue and answered 202 with a `queueId`; a worker pool runs it
+//! later and keeps its response for the status endpoints.
+//!
+//! - Durable: the job is committed before the 202 (`writer`, group commit). After a crash or a
+//!   restart, jobs that were queued run; jobs that were running are queued again once, so an
+//!   execution may run twice (at-least-once), and a job interrupted twice fails with that reason.
+//! - Fair: `dispatch` hands places out by what each instance is running.
+//! - Bounded: each execution ends at its execution limit (or the extension's own shorter
+//!   timeout); results are kept for the retention, then removed.
+//! - One process owns a SQLite queue; several nodes can share a PostgreSQL one.
+
+mod dispatch;
+mod execute;
+mod writer;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::RngCore;
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::task::JoinHandle;
+
+use crate::paging::Clock;
+use crate::runtime::Runtime;
+use crate::store::jobs::{CapturedRequest, JobState, NewJob, StoredResponse};
+use crate::store::{ControlDb, StoreResult};
+use crate::tenants::Tenants;
+
+/// The operator's settings of the queue.
+#[derive(Debug, Clone)]
+pub struct QueueSettings {
+    /// Executions at once in this process.
+    pub workers: usize,
+    /// How long a status call answers 202 before it reports the execution as overdue (400).
+    pub report_after: Duration,
+    /// The longest an execution may run before it is ended.
+    pub execution_limit: Duration,
+    /// How long a finished execution's result is kept.
+    pub retention: Duration,
+    /// How often the queue is looked at without being woken (work queued by other processes).
+    pub poll_interval: Duration,
+}
+
+impl Default for QueueSettings {
+    fn default() -> QueueSettings {
+        QueueSettings {
+            workers: 16,
+            report_after: Duration::from_secs(60),
+            execution_limit: Duration::from_secs(300),
+            retention: Duration::from_secs(24 * 3600),
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+impl QueueSettings {
+    /// The most places one instance may hold: three quarters, so others always find room.
+    pub fn instance_share(&self) -> usize {
+        (self.workers - self.workers / 4).max(1)
+    }
+}
+
+/// What a status call answers.
+#[derive(Debug)]
+pub enum Status {
+    /// Queued or running, for less than the report threshold: 202 with the queueId.
+    Pending,
+    /// Queued or running for longer than the report threshold: 400 (it goes on).
+    Overdue,
+    /// The extension's own response.
+    Done(StoredResponse),
+    /// Ended at its execution limit.
+    Deadline,
+    /// Trapped, panicked, ran out of memory, never answered, or could not start.
+    Failed,
+}
+
+pub struct Queue {
+    control: ControlDb,
+    clock: Arc<dyn Clock>,
+    settings: QueueSettings,
+    writes: mpsc::Sender<Write>,
+}
+
+use writer::Write;
+
+/// What runs executions: the same instances and runtime as the API.
+pub struct Workers {
+    pub tenants: Arc<Tenants>,
+    pub runtime: Arc<Runtime>,
+    pub data_dir: Arc<Path>,
+}
+
+impl Queue {
+    /// Recovers what a previous process left running, then starts the writer, the dispatcher and
+    /// the retention sweep; the tasks are returned for the server to end.
+    pub async fn start(
+        control: ControlDb,
+        clock: Arc<dyn Clock>,
+        settings: QueueSettings,
+        workers: Workers,
+    ) -> anyhow::Result<(Arc<Queue>, Vec<JoinHandle<()>>)> {
+        let (requeued, failed) = control.recover_jobs(clock.now_millis()).await?;
+        if requeued + failed > 0 {
+            tracing::warn!(requeued, failed, "extension executions interrupted by the last stop");
+        }
+        let wake = Arc::new(Notify::new());
+        let (writes, receiver) = mpsc::channel(4096);
+        let mut tasks = vec![writer::spawn(control.clone(), receiver, wake.clone())];
+        let executor = execute::Executor {
+            tenants: workers.tenants,
+            runtime: workers.runtime,
+            data_dir: workers.data_dir,
+            execution_limit: settings.execution_limit,
+        };
+        let dispatcher = dispatch::Dispatcher {
+            control: control.clone(),
+            clock: clock.clone(),
+            settings: settings.clone(),
+            wake,
+            executor: Arc::new(executor),
+            writes: writes.clone(),
+        };
+        tasks.push(tokio::spawn(dispatcher.run()));
+        tasks.push(spawn_sweeper(control.clone(), clock.clone(), settings.retention));
+        Ok((Arc::new(Queue { control, clock, settings, writes }), tasks))
+    }
+
+    /// Stores a call for later execution and returns its queue id once it is durable; `None`
+    /// when it could not be stored (a fault, logged).
+    pub async fn enqueue(&self, customer_id: &str, extension: &str, request: CapturedRequest) -> Option<String> {
+        let id = new_queue_id();
+        let job = NewJob {
+            id: id.clone(),
+            customer_id: customer_id.to_string(),
+            extension: extension.to_string(),
+            accepted_at: self.clock.now_millis(),
+            request,
+        };
+        let (ack, stored) = oneshot::channel();
+        self.writes.send(Write::Insert(job, ack)).await.ok()?;
+        stored.await.ok().filter(|stored| *stored).map(|_| id)
+    }
+
+    /// The status of a queued execution of `customer_id`; `None` when there is no such id for
+    /// that instance (or its result's retention is over).
+    pub async fn status(&self, customer_id: &str, queue_id: &str) -> StoreResult<Option<Status>> {
+        if !looks_like_queue_id(queue_id) {
+            return Ok(None);
+        }
+        let Some(job) = self.control.job(queue_id).await? else { return Ok(None) };
+        if job.customer_id != customer_id {
+            return Ok(None);
+        }
+        let now = self.clock.now_millis();
+        if job.finished_at.is_some_and(|at| now - at > self.settings.retention.as_millis() as i64) {
+            return Ok(None);
+        }
+        Ok(Some(match job.state {
+            JobState::Pending { accepted_at } if now - accepted_at > self.settings.report_after.as_millis() as i64 => Status::Overdue,
+            JobState::Pending { .. } => Status::Pending,
+            JobState::Done(response) => Status::Done(response),
+            JobState::Deadline => Status::Deadline,
+            JobState::Failed => Status::Failed,
+        }))
+    }
+
+    pub fn settings(&self) -> &QueueSettings {
+        &self.settings
+    }
+}
+
+/// 128 random bits, hex: unguessable, and says nothing of the instance or the order.
+fn new_queue_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn looks_like_queue_id(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+fn spawn_sweeper(control: ControlDb, clock: Arc<dyn Clock>, retention: Duration) -> JoinHandle<()> {
+    let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            let before = clock.now_millis() - retention.as_millis() as i64;
+            match control.sweep_jobs(before).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(removed = n, "finished extension executions past their retention removed"),
+                Err(e) => tracing::warn!(error = %e, "the retention sweep of extension executions failed"),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_ids_are_random_and_recognised() {
+        let (a, b) = (new_queue_id(), new_queue_id());
+        assert_ne!(a, b);
+        assert!(looks_like_queue_id(&a));
+        assert!(!looks_like_queue_id("../../etc"));
+        assert!(!looks_like_queue_id(&a.to_uppercase()));
+    }
+}

@@ -1,0 +1,153 @@
+//! The other extension types (step, condition, monitor, authheader): a trait each, exported with
+//! its macro. What calls them (flows, schedules, outgoing calls) is Herald's business; the worlds
+//! are in `wit/extensions.wit`.
+//!
+//! ```no_run
+//! use herald_sdk::extensions::Condition;
+//! use herald_sdk::Record;
+//!
+//! struct Adult;
+//!
+//! impl Condition for Adult {
+//!     fn evaluate(recipient: Record, _context: Option<serde_json::Value>) -> Result<bool, String> {
+//!         Ok(recipient.number("AGE").is_some_and(|age| age >= 18.0))
+//!     }
+//! }
+//!
+//! herald_sdk::condition_extension!(Adult);
+//! ```
+
+use crate::Record;
+
+/// A step of a flow: acts for one recipient. An error stops the flow for this recipient.
+pub trait Step {
+    /// Runs for `recipient` (its Person Data); `context` is the triggering call's data, if any.
+    fn run(recipient: Record, context: Option<serde_json::Value>) -> Result<(), String>;
+}
+
+/// A condition of a flow: whether the flow goes on for this recipient.
+pub trait Condition {
+    /// Decides for `recipient`; `context` is the triggering call's data, if any.
+    fn evaluate(recipient: Record, context: Option<serde_json::Value>) -> Result<bool, String>;
+}
+
+/// What a monitor reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    /// Whether what it watches is well.
+    pub healthy: bool,
+    /// What it found.
+    pub message: String,
+}
+
+impl Health {
+    /// All is well.
+    pub fn ok(message: impl Into<String>) -> Health {
+        Health { healthy: true, message: message.into() }
+    }
+
+    /// Something is wrong.
+    pub fn failing(message: impl Into<String>) -> Health {
+        Health { healthy: false, message: message.into() }
+    }
+}
+
+/// A monitor: runs on a schedule and reports.
+pub trait Monitor {
+    /// Checks and reports.
+    fn check() -> Health;
+}
+
+/// Computes the authorization headers of outgoing calls to the hosts it is bound to.
+pub trait AuthHeader {
+    /// The headers (name, value) for a call to `host`.
+    fn headers(host: &str, method: &str, path_with_query: &str) -> Result<Vec<(String, String)>, String>;
+}
+
+/// The context text as JSON (used by the export macros).
+#[doc(hidden)]
+pub fn parse_context(context: Option<String>) -> Option<serde_json::Value> {
+    context.and_then(|text| serde_json::from_str(&text).ok())
+}
+
+/// Exports a [`Step`].
+#[macro_export]
+macro_rules! step_extension {
+    ($ty:ty) => {
+        struct __HeraldStep;
+
+        impl $crate::bindings::step_world::exports::herald::platform::step::Guest for __HeraldStep {
+            fn run(
+                recipient: ::std::vec::Vec<$crate::Field>,
+                context: ::std::option::Option<::std::string::String>,
+            ) -> ::std::result::Result<(), ::std::string::String> {
+                <$ty as $crate::extensions::Step>::run($crate::Record::from(recipient), $crate::extensions::parse_context(context))
+            }
+        }
+
+        $crate::bindings::step_world::__export_step_world!(__HeraldStep with_types_in $crate::bindings::step_world);
+    };
+}
+
+/// Exports a [`Condition`].
+#[macro_export]
+macro_rules! condition_extension {
+    ($ty:ty) => {
+        struct __HeraldCondition;
+
+        impl $crate::bindings::condition_world::exports::herald::platform::condition::Guest for __HeraldCondition {
+            fn evaluate(
+                recipient: ::std::vec::Vec<$crate::Field>,
+                context: ::std::option::Option<::std::string::String>,
+            ) -> ::std::result::Result<bool, ::std::string::String> {
+                <$ty as $crate::extensions::Condition>::evaluate($crate::Record::from(recipient), $crate::extensions::parse_context(context))
+            }
+        }
+
+        $crate::bindings::condition_world::__export_condition_world!(__HeraldCondition with_types_in $crate::bindings::condition_world);
+    };
+}
+
+/// Exports a [`Monitor`].
+#[macro_export]
+macro_rules! monitor_extension {
+    ($ty:ty) => {
+        struct __HeraldMonitor;
+
+        impl $crate::bindings::monitor_world::exports::herald::platform::monitor::Guest for __HeraldMonitor {
+            fn check() -> $crate::bindings::monitor_world::exports::herald::platform::monitor::Report {
+                let health = <$ty as $crate::extensions::Monitor>::check();
+                $crate::bindings::monitor_world::exports::herald::platform::monitor::Report { healthy: health.healthy, message: health.message }
+            }
+        }
+
+        $crate::bindings::monitor_world::__export_monitor_world!(__HeraldMonitor with_types_in $crate::bindings::monitor_world);
+    };
+}
+
+/// Exports an [`AuthHeader`].
+#[macro_export]
+macro_rules! authheader_extension {
+    ($ty:ty) => {
+        struct __HeraldAuthHeader;
+
+        impl $crate::bindings::authheader_world::exports::herald::platform::authheader::Guest for __HeraldAuthHeader {
+            fn headers(
+                host: ::std::string::String,
+                method: ::std::string::String,
+                path_with_query: ::std::string::String,
+            ) -> ::std::result::Result<
+                ::std::vec::Vec<$crate::bindings::authheader_world::exports::herald::platform::authheader::Header>,
+                ::std::string::String,
+            > {
+                let headers = <$ty as $crate::extensions::AuthHeader>::headers(&host, &method, &path_with_query)?;
+                Ok(headers
+                    .into_iter()
+                    .map(|(name, value)| $crate::bindings::authheader_world::exports::herald::platform::authheader::Header { name, value })
+                    .collect())
+            }
+        }
+
+        $crate::bindings::authheader_world::__export_authheader_world!(__HeraldAuthHeader with_types_in $crate::bindings::authheader_world);
+    };
+}

@@ -1,0 +1,61 @@
+//! A Herald server as its own process (the `herald` binary the workspace builds), for the tests
+//! that must kill a server the hard way.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `herald` binary next to the test executable (`target/<profile>/herald`); `cargo test
+/// --workspace` builds it with the host crate's own tests.
+pub fn herald_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let dir = exe.parent().and_then(Path::parent).expect("target directory");
+    let binary = dir.join(format!("herald{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.exists(), "{} is missing: run the tests with `cargo test --workspace`", binary.display());
+    binary
+}
+
+/// A running `herald serve`, killed (SIGKILL) when dropped.
+pub struct ServerProcess {
+    pub base: String,
+    child: Child,
+}
+
+impl ServerProcess {
+    /// Starts `herald serve` on a free loopback port over `data_dir`, with `args` added, and waits
+    /// until it answers.
+    pub async fn start(data_dir: &Path, args: &[&str]) -> ServerProcess {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().expect("addr").port();
+        let child = Command::new(herald_binary())
+            .arg("serve")
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .args(args)
+            .env("HERALD_DATA_DIR", data_dir)
+            .env_remove("HERALD_DATABASE_URL")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("herald starts");
+        let server = ServerProcess { base: format!("http://127.0.0.1:{port}"), child };
+        let started = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            assert!(started.elapsed() < Duration::from_secs(30), "herald never listened on {port}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        server
+    }
+
+    /// Ends the process at once, as a crash would.
+    pub fn kill(mut self) {
+        self.child.kill().expect("kill");
+        self.child.wait().expect("wait");
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

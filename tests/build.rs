@@ -5,13 +5,16 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const GUESTS: [&str; 17] = ["echo", "open-webhook", "spin", "bomb", "panic", "sleepy", "fetch", "crm-webhook", "recipient-finder", "open-reader", "step-tagger", "condition-adult", "monitor-ok", "authheader-key", "store-locator", "async-open", "async-secure"];
+const GUESTS: [&str; 18] = ["echo", "open-webhook", "spin", "bomb", "panic", "sleepy", "fetch", "crm-webhook", "recipient-finder", "open-reader", "step-tagger", "condition-adult", "monitor-ok", "authheader-key", "store-locator", "async-open", "async-secure", "recipient-admin"];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let guests = manifest.join("../guest-examples/rust");
     let target_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("guests");
     println!("cargo:rerun-if-changed={}", guests.display());
+    // The guests build on the SDK and the WIT package too.
+    println!("cargo:rerun-if-changed={}", manifest.join("../sdk").display());
+    println!("cargo:rerun-if-changed={}", manifest.join("../wit").display());
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
     build

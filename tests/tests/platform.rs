@@ -112,3 +112,38 @@ async fn an_extension_keeps_global_data_table_records() {
     no_id.expect(400);
     assert!(no_id.text.contains("identifier"), "{}", no_id.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sdk_extension_creates_and_updates_recipients() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "admin.wasm", env!("GUEST_RECIPIENT_ADMIN")).await.expect(201);
+    let call = |method: Method, path: &str, body: Option<serde_json::Value>| {
+        let mut r = api.request(method, &format!("/extensions/secure/admin{path}"));
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        async move { answer(r.send().await.unwrap()).await }
+    };
+    let created = call(Method::POST, "/", Some(json!({"personData": {"EMAIL": "bo@x.example", "FIRST_NAME": "Bo", "AGE": 40}}))).await;
+    created.expect(201);
+    assert_eq!((created.json()["EMAIL"].as_str(), created.json()["AGE"].as_f64()), (Some("bo@x.example"), Some(40.0)));
+    let again = call(Method::POST, "/", Some(json!({"personData": {"EMAIL": "bo@x.example"}}))).await;
+    again.expect(409);
+    assert!(again.message().contains("EMAIL"), "{}", again.message());
+    let updated = call(Method::PUT, "/bo@x.example", Some(json!({"personData": {"CITY": "Lyon"}}))).await;
+    updated.expect(200);
+    assert_eq!((updated.json()["CITY"].as_str(), updated.json()["FIRST_NAME"].as_str()), (Some("Lyon"), Some("Bo")));
+    call(Method::PUT, "/nobody@x.example", Some(json!({"personData": {"CITY": "Lyon"}}))).await.expect(404);
+    let moved = call(Method::PUT, "/bo@x.example", Some(json!({"personData": {"USER_ID": 999}}))).await;
+    moved.expect(400);
+    assert!(moved.message().contains("cannot change"), "{}", moved.message());
+    let invalid = call(Method::POST, "/", Some(json!({"personData": {"EMAIL": "cy@x.example", "AGE": "old"}}))).await;
+    invalid.expect(400);
+    assert!(invalid.message().contains("AGE"), "{}", invalid.message());
+    call(Method::GET, "/bo@x.example", None).await.expect(200);
+    call(Method::GET, "/cy@x.example", None).await.expect(404);
+    let stored = api.get("/recipients/EMAIL=bo%2540x.example").await;
+    stored.expect(200);
+    assert_eq!(stored.json()["personData"]["CITY"], "Lyon");
+}

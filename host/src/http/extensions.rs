@@ -34,12 +34,14 @@ pub(super) fn secure_router() -> Router<ApiContext> {
     Router::new()
         .route("/extensions/logs/{extension_id}", get(logs))
         .route("/extensions/secure/{extension_id}", any(secure))
+        .route("/extensions/secure/{extension_id}/", any(secure))
         .route("/extensions/secure/{extension_id}/{*path}", any(secure))
 }
 
 pub(crate) fn open_router() -> Router<ApiContext> {
     Router::new()
         .route("/extensions/open/{customer_id}/{extension_id}", any(open))
+        .route("/extensions/open/{customer_id}/{extension_id}/", any(open))
         .route("/extensions/open/{customer_id}/{extension_id}/{*path}", any(open))
 }
 

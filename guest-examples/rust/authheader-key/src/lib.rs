@@ -1,20 +1,19 @@
-//! An authheader extension: calls to api.example.com carry an API key kept in Global Data.
+//! An authheader extension (written with herald-sdk): calls to api.example.com carry an API key
+//! kept in Global Data.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "herald:platform/authheader-extension", generate_all });
-
-use exports::herald::platform::authheader::{Guest, Header};
-use herald::platform::global_data;
+use herald_sdk::extensions::AuthHeader;
+use herald_sdk::global_data;
 
 struct ApiKey;
 
-impl Guest for ApiKey {
-    fn headers(host: String, _method: String, _path_with_query: String) -> Result<Vec<Header>, String> {
+impl AuthHeader for ApiKey {
+    fn headers(host: &str, _method: &str, _path_with_query: &str) -> Result<Vec<(String, String)>, String> {
         if host != "api.example.com" {
             return Ok(Vec::new());
         }
-        let key = global_data::get("SUPPORT_EMAIL").map_err(|e| format!("{e:?}"))?.unwrap_or_default();
-        Ok(vec![Header { name: "x-api-key".into(), value: key }])
+        let key = global_data::get("SUPPORT_EMAIL").map_err(|e| e.to_string())?.unwrap_or_default();
+        Ok(vec![("x-api-key".into(), key)])
     }
 }
 
-export!(ApiKey);
+herald_sdk::authheader_extension!(ApiKey);

@@ -1,16 +1,14 @@
-//! A condition: the recipient's AGE is 18 or more.
+//! A condition (written with herald-sdk): the recipient's AGE is 18 or more.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "herald:platform/condition-extension", generate_all });
-
-use exports::herald::platform::condition::Guest;
-use herald::platform::types::{Field, Value};
+use herald_sdk::extensions::Condition;
+use herald_sdk::Record;
 
 struct Adult;
 
-impl Guest for Adult {
-    fn evaluate(recipient: Vec<Field>, _context: Option<String>) -> Result<bool, String> {
-        Ok(recipient.iter().any(|f| f.name == "AGE" && matches!(f.value, Value::Number(n) if n >= 18.0)))
+impl Condition for Adult {
+    fn evaluate(recipient: Record, _context: Option<serde_json::Value>) -> Result<bool, String> {
+        Ok(recipient.number("AGE").is_some_and(|age| age >= 18.0))
     }
 }
 
-export!(Adult);
+herald_sdk::condition_extension!(Adult);

@@ -1,19 +1,18 @@
-//! A monitor: healthy while a campaign is running (Global Data CAMPAIGN_NAME is set).
+//! A monitor (written with herald-sdk): healthy while a campaign is running (Global Data
+//! CAMPAIGN_NAME is set).
 
-wit_bindgen::generate!({ path: "../../../wit", world: "herald:platform/monitor-extension", generate_all });
-
-use exports::herald::platform::monitor::{Guest, Report};
-use herald::platform::global_data;
+use herald_sdk::extensions::{Health, Monitor};
+use herald_sdk::global_data;
 
 struct Campaign;
 
-impl Guest for Campaign {
-    fn check() -> Report {
+impl Monitor for Campaign {
+    fn check() -> Health {
         match global_data::get("CAMPAIGN_NAME") {
-            Ok(Some(name)) if !name.is_empty() => Report { healthy: true, message: format!("running: {name}") },
-            other => Report { healthy: false, message: format!("no campaign: {other:?}") },
+            Ok(Some(name)) if !name.is_empty() => Health::ok(format!("running: {name}")),
+            other => Health::failing(format!("no campaign: {other:?}")),
         }
     }
 }
 
-export!(Campaign);
+herald_sdk::monitor_extension!(Campaign);

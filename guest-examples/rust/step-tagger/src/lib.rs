@@ -1,19 +1,16 @@
-//! A step: marks the recipient by setting its COUNTRY to "FR" (through herald:platform).
+//! A step (written with herald-sdk): marks the recipient by setting its COUNTRY to "FR".
 
-wit_bindgen::generate!({ path: "../../../wit", world: "herald:platform/step-extension", generate_all });
-
-use exports::herald::platform::step::Guest;
-use herald::platform::recipients_write;
-use herald::platform::types::{Field, Value};
+use herald_sdk::extensions::Step;
+use herald_sdk::{recipients, Record};
 
 struct Tagger;
 
-impl Guest for Tagger {
-    fn run(recipient: Vec<Field>, _context: Option<String>) -> Result<(), String> {
-        let id = recipient.into_iter().find(|f| f.name == "USER_ID").ok_or("no USER_ID")?;
-        recipients_write::upsert(&[id, Field { name: "COUNTRY".into(), value: Value::Text("FR".into()) }]).map_err(|e| format!("{e:?}"))?;
+impl Step for Tagger {
+    fn run(recipient: Record, _context: Option<serde_json::Value>) -> Result<(), String> {
+        let id = recipient.text("USER_ID").ok_or("no USER_ID")?;
+        recipients::update("USER_ID", id, Record::new().with("COUNTRY", "FR")).map_err(|e| e.to_string())?;
         Ok(())
     }
 }
 
-export!(Tagger);
+herald_sdk::step_extension!(Tagger);

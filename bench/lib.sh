@@ -1,11 +1,13 @@
 # Shared by the benchmark scripts: build the server, start it on a fresh data directory with the
 # demo instances, wait until it answers, and get a demo token. Sourced, not run.
-#   needs: PROFILE, PORT    sets: BIN, DIR, B, PID, TOKEN; stops the server and cleans up on exit
-cargo build -q --profile "$PROFILE" -p herald-host
+#   needs: PROFILE, PORT; optional: FEATURES (cargo features), SERVE_ARGS (more `herald serve` flags)
+#   sets: BIN, DIR, B, PID, TOKEN; stops the server and cleans up on exit
+cargo build -q --profile "$PROFILE" -p herald-host ${FEATURES:+--features "$FEATURES"}
 case "$PROFILE" in dev) BIN=target/debug/herald ;; *) BIN=target/$PROFILE/herald ;; esac
 DIR=$(mktemp -d)
 B=http://127.0.0.1:$PORT
-"$BIN" serve --data-dir "$DIR" --listen 127.0.0.1:$PORT >"$DIR/server.log" 2>&1 &
+# shellcheck disable=SC2086
+"$BIN" serve --data-dir "$DIR" --listen 127.0.0.1:$PORT ${SERVE_ARGS:-} >"$DIR/server.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"' EXIT
 for _ in $(seq 1 50); do curl -s -o /dev/null $B/oauth2/token && break; sleep 0.2; done
@@ -16,3 +18,35 @@ demo_token() {
 TOKEN=$(demo_token)
 rss_kib() { awk '/VmRSS/ {print $2}' /proc/$PID/status; }
 peak_kib() { awk '/VmHWM/ {print $2}' /proc/$PID/status; }
+
+# Builds a guest example (release, wasm32-wasip2) and prints the path of its component.
+guest_wasm() {
+  rustup target add wasm32-wasip2 >/dev/null 2>&1 || true
+  cargo build -q --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml -p "$1"
+  echo "guest-examples/rust/target/wasm32-wasip2/release/${1//-/_}.wasm"
+}
+# Uploads an http extension (file, name) to the instance of $TOKEN.
+upload_extension() {
+  curl -s -o /dev/null -w '%{http_code}' -X POST "$B/assets/extensions" -H "Authorization: Bearer $TOKEN" \
+    -F "file=@$1;filename=$2" -F type=http
+}
+# A definition of one instance "bench" (the demo's data model, a daily cap no benchmark reaches),
+# applied to the running server, which loads it within seconds; TOKEN becomes one of its own.
+bench_instance() {
+  { printf '[[instance]]\ncustomer_id = "bench"\nenvironment = "production"\nlicensed_uar = 100000\ndaily_cap = 1000000000\n\n'
+    sed -n '/^\[model\]/,$p' host/instances/demo.toml; } >"$DIR/bench.toml"
+  HERALD_DATA_DIR="$DIR" "$BIN" instance apply "$DIR/bench.toml" >/dev/null
+  local created id secret
+  created=$(HERALD_DATA_DIR="$DIR" "$BIN" credentials create --instance bench --scope public)
+  id=$(echo "$created" | sed -n 's/^client_id=//p'); secret=$(echo "$created" | sed -n 's/^client_secret=//p')
+  for _ in $(seq 1 50); do  # until the server has loaded the new instance
+    TOKEN=$(curl -s -X POST $B/oauth2/token -d grant_type=client_credentials -d client_id="$id" \
+      -d client_secret="$secret" | sed -nE 's/.*"access_token":"([^"]+)".*/\1/p')
+    [ -n "$TOKEN" ] && return; sleep 0.2
+  done
+  echo "the bench instance never appeared" >&2; exit 1
+}
+# wrk from Debian's packages, when missing.
+need_wrk() {
+  command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || sudo apt-get install -y wrk >/dev/null
+}

@@ -13,64 +13,41 @@ pub mod platform {
     });
 }
 
+/// Generates a world that includes every import, its types shared with `platform`.
+macro_rules! world_with_all_imports {
+    ($world:literal, $export_macro:literal, $module:literal) => {
+        wit_bindgen::generate!({
+            path: "../wit",
+            world: $world,
+            with: {
+                "herald:platform/types@0.1.0": crate::bindings::platform::herald::platform::types,
+                "herald:platform/recipients-read@0.1.0": crate::bindings::platform::herald::platform::recipients_read,
+                "herald:platform/recipients-write@0.1.0": crate::bindings::platform::herald::platform::recipients_write,
+                "herald:platform/global-data@0.1.0": crate::bindings::platform::herald::platform::global_data,
+                "herald:platform/tables@0.1.0": crate::bindings::platform::herald::platform::tables,
+                "herald:platform/context@0.1.0": crate::bindings::platform::herald::platform::context,
+                "herald:platform/log@0.1.0": crate::bindings::platform::herald::platform::log,
+            },
+            pub_export_macro: true,
+            export_macro_name: $export_macro,
+            default_bindings_module: $module,
+        });
+    };
+}
+
 /// The `step-extension` world's export.
 pub mod step_world {
-    wit_bindgen::generate!({
-        path: "../wit",
-        world: "herald:platform/step-extension",
-        with: {
-            "herald:platform/types@0.1.0": crate::bindings::platform::herald::platform::types,
-            "herald:platform/recipients-read@0.1.0": crate::bindings::platform::herald::platform::recipients_read,
-            "herald:platform/recipients-write@0.1.0": crate::bindings::platform::herald::platform::recipients_write,
-            "herald:platform/global-data@0.1.0": crate::bindings::platform::herald::platform::global_data,
-            "herald:platform/tables@0.1.0": crate::bindings::platform::herald::platform::tables,
-            "herald:platform/context@0.1.0": crate::bindings::platform::herald::platform::context,
-            "herald:platform/log@0.1.0": crate::bindings::platform::herald::platform::log,
-        },
-        pub_export_macro: true,
-        export_macro_name: "__export_step_world",
-        default_bindings_module: "herald_sdk::bindings::step_world",
-    });
+    world_with_all_imports!("herald:platform/step-extension", "__export_step_world", "herald_sdk::bindings::step_world");
 }
 
 /// The `condition-extension` world's export.
 pub mod condition_world {
-    wit_bindgen::generate!({
-        path: "../wit",
-        world: "herald:platform/condition-extension",
-        with: {
-            "herald:platform/types@0.1.0": crate::bindings::platform::herald::platform::types,
-            "herald:platform/recipients-read@0.1.0": crate::bindings::platform::herald::platform::recipients_read,
-            "herald:platform/recipients-write@0.1.0": crate::bindings::platform::herald::platform::recipients_write,
-            "herald:platform/global-data@0.1.0": crate::bindings::platform::herald::platform::global_data,
-            "herald:platform/tables@0.1.0": crate::bindings::platform::herald::platform::tables,
-            "herald:platform/context@0.1.0": crate::bindings::platform::herald::platform::context,
-            "herald:platform/log@0.1.0": crate::bindings::platform::herald::platform::log,
-        },
-        pub_export_macro: true,
-        export_macro_name: "__export_condition_world",
-        default_bindings_module: "herald_sdk::bindings::condition_world",
-    });
+    world_with_all_imports!("herald:platform/condition-extension", "__export_condition_world", "herald_sdk::bindings::condition_world");
 }
 
 /// The `monitor-extension` world's export.
 pub mod monitor_world {
-    wit_bindgen::generate!({
-        path: "../wit",
-        world: "herald:platform/monitor-extension",
-        with: {
-            "herald:platform/types@0.1.0": crate::bindings::platform::herald::platform::types,
-            "herald:platform/recipients-read@0.1.0": crate::bindings::platform::herald::platform::recipients_read,
-            "herald:platform/recipients-write@0.1.0": crate::bindings::platform::herald::platform::recipients_write,
-            "herald:platform/global-data@0.1.0": crate::bindings::platform::herald::platform::global_data,
-            "herald:platform/tables@0.1.0": crate::bindings::platform::herald::platform::tables,
-            "herald:platform/context@0.1.0": crate::bindings::platform::herald::platform::context,
-            "herald:platform/log@0.1.0": crate::bindings::platform::herald::platform::log,
-        },
-        pub_export_macro: true,
-        export_macro_name: "__export_monitor_world",
-        default_bindings_module: "herald_sdk::bindings::monitor_world",
-    });
+    world_with_all_imports!("herald:platform/monitor-extension", "__export_monitor_world", "herald_sdk::bindings::monitor_world");
 }
 
 /// The `authheader-extension` world's export (it sees Global Data and the log only).

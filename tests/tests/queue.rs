@@ -36,17 +36,26 @@ async fn open_status(client: &reqwest::Client, base: &str, customer: &str, id: &
     client.get(format!("{base}/extensions/status/open/{customer}/{id}")).send().await.unwrap()
 }
 
-/// Polls a status until it is no longer 202; panics after `within`.
-async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duration) -> reqwest::Response {
+/// Asks `status` until it answers something else than `while_status`; panics after `within`.
+async fn until_not<F, Fut>(while_status: u16, within: Duration, mut status: F) -> reqwest::Response
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = reqwest::Response>,
+{
     let started = Instant::now();
     loop {
-        let r = open_status(client, base, "demo", id).await;
-        if r.status() != 202 {
+        let r = status().await;
+        if r.status() != while_status {
             return r;
         }
-        assert!(started.elapsed() < within, "{id} still pending after {within:?}");
+        assert!(started.elapsed() < within, "still {while_status} after {within:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Polls the open status of a demo execution until it is no longer 202.
+async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duration) -> reqwest::Response {
+    until_not(202, within, || open_status(client, base, "demo", id)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,15 +106,8 @@ async fn a_secure_async_extension_is_queued_for_its_instance() {
     let accepted = answer(r).await;
     accepted.expect(202);
     let id = accepted.json()["queueId"].as_str().unwrap().to_string();
-    let started = Instant::now();
-    let done = loop {
-        let r = api.request(Method::GET, &format!("/extensions/status/secure/{id}")).send().await.unwrap();
-        if r.status() != 202 {
-            break r;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let path = format!("/extensions/status/secure/{id}");
+    let done = until_not(202, Duration::from_secs(10), || async { api.request(Method::GET, &path).send().await.unwrap() }).await;
     assert_eq!(done.status(), 201);
     let body: Value = done.json().await.unwrap();
     assert_eq!((body["method"].as_str(), body["path"].as_str(), body["body"].as_str()), (Some("PUT"), Some("/items/7"), Some("payload")));
@@ -126,15 +128,7 @@ async fn past_the_report_threshold_the_status_is_400_and_the_result_still_comes(
     overdue.expect(400);
     assert!(overdue.message().contains("longer than 60 seconds"), "{}", overdue.message());
     // The execution was not stopped: a later status call returns its result.
-    let started = Instant::now();
-    let done = loop {
-        let r = open_status(&s.client, &s.base, "demo", &id).await;
-        if r.status() != 400 {
-            break r;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "the overdue execution never finished");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let done = until_not(400, Duration::from_secs(10), || open_status(&s.client, &s.base, "demo", &id)).await;
     assert_eq!(done.status(), 201);
 }
 

@@ -111,7 +111,10 @@ pub fn api_router(ctx: ApiContext) -> Router {
 /// The open extensions endpoint, smoothed per client address (no credentials to key on).
 fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
     let rate = ctx.limits.rate;
-    extensions::open_router().merge(extension_status::open_router()).layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
+    let open = extensions::open_router().merge(extension_status::open_router());
+    #[cfg(feature = "testing")]
+    let open = open.merge(testing::open_router());
+    open.layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
 }
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.

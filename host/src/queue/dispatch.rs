@@ -17,12 +17,34 @@ use crate::paging::Clock;
 use crate::store::ControlDb;
 
 pub(super) struct Dispatcher {
+    pub runtime: ExecutionRuntime,
     pub control: ControlDb,
     pub clock: Arc<dyn Clock>,
     pub settings: QueueSettings,
     pub wake: Arc<Notify>,
     pub executor: Arc<Executor>,
     pub writes: mpsc::Sender<Write>,
+}
+
+/// The runtime executions run on; shut down (without waiting) with the dispatcher.
+pub(super) struct ExecutionRuntime(Option<tokio::runtime::Runtime>);
+
+impl ExecutionRuntime {
+    pub fn new(runtime: tokio::runtime::Runtime) -> ExecutionRuntime {
+        ExecutionRuntime(Some(runtime))
+    }
+
+    fn handle(&self) -> &tokio::runtime::Handle {
+        self.0.as_ref().expect("present until dropped").handle()
+    }
+}
+
+impl Drop for ExecutionRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// Executions running in this process, per instance.
@@ -60,6 +82,7 @@ impl Dispatcher {
         let counts = running.lock().expect("running lock").clone();
         let mut started = 0;
         for (customer_id, places_for) in allocate(free, share, &queued, &counts) {
+            // Fewer may be queued than given: the places left over go out next round.
             let claimed = match self.control.claim_jobs(&customer_id, places_for, self.clock.now_millis()).await {
                 Ok(c) => c,
                 Err(e) => {
@@ -73,7 +96,7 @@ impl Dispatcher {
                 *running.lock().expect("running lock").entry(job.customer_id.clone()).or_default() += 1;
                 let (executor, writes, clock, wake, running) =
                     (self.executor.clone(), self.writes.clone(), self.clock.clone(), self.wake.clone(), running.clone());
-                executions.spawn(async move {
+                executions.spawn_on(async move {
                     let outcome = executor.execute(&job).await;
                     let _ = writes.send(Write::Finish(job.id.clone(), outcome, clock.now_millis())).await;
                     if let Some(n) = running.lock().expect("running lock").get_mut(&job.customer_id) {
@@ -81,7 +104,7 @@ impl Dispatcher {
                     }
                     drop(place);
                     wake.notify_one();
-                });
+                }, self.runtime.handle());
                 started += 1;
             }
         }
@@ -90,51 +113,45 @@ impl Dispatcher {
 }
 
 /// How many of `free` places each instance with queued work gets: one at a time to the instance
-/// with the fewest running (here) plus already given, never beyond its queued jobs or `share`.
-fn allocate(free: usize, share: usize, queued: &[(String, u64)], running: &HashMap<String, usize>) -> Vec<(String, usize)> {
-    let mut given: Vec<(String, usize, usize, u64)> = queued
-        .iter()
-        .map(|(id, n)| (id.clone(), running.get(id).copied().unwrap_or(0), 0, *n))
-        .collect();
+/// with the fewest running (here) plus already given, never beyond `share`.
+fn allocate(free: usize, share: usize, queued: &[String], running: &HashMap<String, usize>) -> Vec<(String, usize)> {
+    let mut given: Vec<(String, usize, usize)> = queued.iter().map(|id| (id.clone(), running.get(id).copied().unwrap_or(0), 0)).collect();
     for _ in 0..free {
-        let next = given
-            .iter_mut()
-            .filter(|(_, run, give, queued)| run + give < share && (*give as u64) < *queued)
-            .min_by_key(|(_, run, give, _)| run + give);
+        let next = given.iter_mut().filter(|(_, run, give)| run + give < share).min_by_key(|(_, run, give)| run + give);
         match next {
             Some(entry) => entry.2 += 1,
             None => break,
         }
     }
-    given.into_iter().filter(|e| e.2 > 0).map(|(id, _, give, _)| (id, give)).collect()
+    given.into_iter().filter(|e| e.2 > 0).map(|(id, _, give)| (id, give)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn give(free: usize, share: usize, queued: &[(&str, u64)], running: &[(&str, usize)]) -> HashMap<String, usize> {
-        let queued: Vec<_> = queued.iter().map(|(c, n)| (c.to_string(), *n)).collect();
+    fn give(free: usize, share: usize, queued: &[&str], running: &[(&str, usize)]) -> HashMap<String, usize> {
+        let queued: Vec<_> = queued.iter().map(|c| c.to_string()).collect();
         let running = running.iter().map(|(c, n)| (c.to_string(), *n)).collect();
         allocate(free, share, &queued, &running).into_iter().collect()
     }
 
     #[test]
     fn places_are_shared_by_what_each_runs() {
-        let g = give(4, 12, &[("a", 1000), ("b", 2)], &[]);
+        let g = give(4, 12, &["a", "b"], &[]);
         assert_eq!((g["a"], g["b"]), (2, 2));
         // b has nothing running while a holds eleven places: b gets the free ones first.
-        let g = give(2, 12, &[("a", 1000), ("b", 5)], &[("a", 11)]);
+        let g = give(2, 12, &["a", "b"], &[("a", 11)]);
         assert_eq!(g.get("a"), None);
         assert_eq!(g["b"], 2);
     }
 
     #[test]
-    fn no_instance_takes_more_than_its_share_or_its_queue() {
-        let g = give(16, 12, &[("a", 1000)], &[]);
+    fn no_instance_takes_more_than_its_share() {
+        let g = give(16, 12, &["a"], &[]);
         assert_eq!(g["a"], 12, "a quarter stays free for the others");
-        let g = give(16, 12, &[("a", 3)], &[]);
-        assert_eq!(g["a"], 3);
-        assert!(give(4, 12, &[("a", 100)], &[("a", 12)]).is_empty());
+        let g = give(3, 12, &["a", "b", "c"], &[("b", 1)]);
+        assert_eq!((g["a"], g.get("b"), g["c"]), (2, None, 1));
+        assert!(give(4, 12, &["a"], &[("a", 12)]).is_empty());
     }
 }

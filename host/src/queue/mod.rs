@@ -33,6 +33,9 @@ use crate::tenants::Tenants;
 pub struct QueueSettings {
     /// Executions at once in this process.
     pub workers: usize,
+    /// Threads of the runtime that executions run on, apart from the one serving the API, so
+    /// a draining queue takes at most these cores from the calls being answered.
+    pub threads: usize,
     /// How long a status call answers 202 before it reports the execution as overdue (400).
     pub report_after: Duration,
     /// The longest an execution may run before it is ended.
@@ -47,6 +50,7 @@ impl Default for QueueSettings {
     fn default() -> QueueSettings {
         QueueSettings {
             workers: 16,
+            threads: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             report_after: Duration::from_secs(60),
             execution_limit: Duration::from_secs(300),
             retention: Duration::from_secs(24 * 3600),
@@ -115,7 +119,13 @@ impl Queue {
             data_dir: workers.data_dir,
             execution_limit: settings.execution_limit,
         };
+        let threads = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(settings.threads.max(1))
+            .thread_name("herald-async")
+            .enable_all()
+            .build()?;
         let dispatcher = dispatch::Dispatcher {
+            runtime: dispatch::ExecutionRuntime::new(threads),
             control: control.clone(),
             clock: clock.clone(),
             settings: settings.clone(),

@@ -61,6 +61,7 @@ impl Runtime {
         .map_err(|e| CallFailure::Failed(format!("{e:#}")))?;
         let (req, out) = prepared;
         let pre = extension.pre.clone();
+        let logs = self.logs.clone();
         let extension_name = extension_id.to_string();
         let task = tokio::spawn(async move {
             let run = async {
@@ -76,11 +77,16 @@ impl Runtime {
                 Ok(Err(e)) => format!("failed: {e:#}"),
                 Ok(Ok(())) => "ok".to_string(),
             };
+            let succeeded = outcome == "ok";
             let (entry, tenant) = execution_log(&store, &extension_name, started, outcome);
-            if let Err(e) = tenant.db.insert_execution_log(&entry).await {
+            let output = store.data().stderr.contents();
+            // The instance's slot in the pooling allocator comes back now, not after the write.
+            drop(store);
+            if succeeded {
+                logs.keep(tenant, entry);
+            } else if let Err(e) = tenant.db.insert_execution_logs(&[entry]).await {
                 tracing::warn!(error = %e, "an execution log could not be kept");
             }
-            let output = store.data().stderr.contents();
             (result, output)
         });
         match receiver.await {

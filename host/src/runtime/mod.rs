@@ -6,6 +6,7 @@
 pub mod config;
 mod engine;
 mod invoke;
+mod logs;
 mod platform;
 mod state;
 pub mod validate;
@@ -65,6 +66,7 @@ pub struct Runtime {
     prepared: moka::future::Cache<String, Prepared>,
     pub(crate) settings: RuntimeSettings,
     compilations: AtomicU64,
+    logs: logs::LogWriter,
     stop_ticker: Arc<AtomicBool>,
     pub pooling: bool,
 }
@@ -93,6 +95,7 @@ impl Runtime {
             prepared: moka::future::Cache::builder().max_capacity(1000).build(),
             settings,
             compilations: AtomicU64::new(0),
+            logs: logs::LogWriter::spawn(),
             stop_ticker,
             pooling,
         }))

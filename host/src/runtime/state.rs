@@ -3,6 +3,7 @@
 //! directories, no inherited stdio: output is captured, bounded), the wasi:http context with the
 //! outbound policy, the resource table (capacity-limited) and the memory limits.
 
+use std::net::{IpAddr, SocketAddr};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -93,8 +94,9 @@ impl WasiHttpView for CallState {
 /// Outgoing requests go only to hosts that the extension declares and the operator allows, and
 /// not to loopback, private, link-local or other special addresses unless the operator says so.
 /// Others are refused to the guest with `HTTP-request-denied`, an error it can see and handle.
-/// (Addresses are checked when the host is written as one, and for `localhost`; a name that
-/// resolves to a private address is stopped by the operator's host list, not here.)
+/// A host name is resolved first, and refused (`destination-IP-prohibited`) when any of its
+/// addresses is special. (The connection resolves the name again; a DNS server that answers
+/// differently within that moment is the operator's host list's to stop.)
 struct OutboundPolicy {
     config: ExtensionConfig,
     operator: Vec<String>,
@@ -116,17 +118,25 @@ pub fn is_special(host: &str) -> bool {
     if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
         return true;
     }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => {
+    host.parse::<IpAddr>().is_ok_and(is_special_ip)
+}
+
+fn is_special_ip(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(ip) => {
             ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified() || ip.is_broadcast() || ip.is_documentation()
                 || ip.octets()[0] == 100 && (64..128).contains(&ip.octets()[1]) // carrier-grade NAT
         }
-        Ok(std::net::IpAddr::V6(ip)) => {
+        IpAddr::V6(ip) => {
             ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00 || (ip.segments()[0] & 0xffc0) == 0xfe80
-                || ip.to_ipv4_mapped().is_some_and(|v4| is_special(&v4.to_string()))
+                || ip.to_ipv4_mapped().is_some_and(|v4| is_special_ip(IpAddr::V4(v4)))
         }
-        Err(_) => false,
     }
+}
+
+/// Whether a name's addresses may be called: none of them special, and at least one.
+fn resolved_addresses_allowed(addresses: &[SocketAddr]) -> bool {
+    !addresses.is_empty() && !addresses.iter().any(|a| is_special_ip(a.ip()))
 }
 
 type SendResult = wasmtime_wasi_http::Result<(
@@ -147,13 +157,39 @@ impl WasiHttpHooks for OutboundPolicy {
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }
         // The default hooks send it: the same behaviour, on the allowed hosts only.
-        wasmtime_wasi_http::default_hooks().send_request(request, options, fut)
+        let host = request.uri().host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_string();
+        if self.private || host.parse::<IpAddr>().is_ok() {
+            return wasmtime_wasi_http::default_hooks().send_request(request, options, fut);
+        }
+        let port = request.uri().port_u16().unwrap_or(if request.uri().scheme_str() == Some("https") { 443 } else { 80 });
+        Box::new(async move {
+            let addresses: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), port)).await {
+                Ok(found) => found.collect(),
+                Err(_) => return Err(wasmtime_wasi_http::Error::DnsError { rcode: Some("the name does not resolve".into()), info_code: None }),
+            };
+            if !resolved_addresses_allowed(&addresses) {
+                tracing::info!(%host, "outgoing request refused: the name resolves to a private or special address");
+                return Err(wasmtime_wasi_http::Error::DestinationIpProhibited);
+            }
+            Box::into_pin(wasmtime_wasi_http::default_hooks().send_request(request, options, fut)).await
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::is_special;
+    use super::{is_special, resolved_addresses_allowed};
+
+    #[test]
+    fn a_name_is_refused_when_any_of_its_addresses_is_special() {
+        let public: std::net::SocketAddr = "93.184.216.34:443".parse().unwrap();
+        let private: std::net::SocketAddr = "10.0.0.7:443".parse().unwrap();
+        let mapped: std::net::SocketAddr = "[::ffff:169.254.169.254]:80".parse().unwrap();
+        assert!(resolved_addresses_allowed(&[public]));
+        assert!(!resolved_addresses_allowed(&[public, private]), "one private address is enough to refuse");
+        assert!(!resolved_addresses_allowed(&[mapped]));
+        assert!(!resolved_addresses_allowed(&[]));
+    }
 
     #[test]
     fn special_addresses() {

@@ -96,54 +96,81 @@ impl ControlDb {
         Ok(())
     }
 
-    /// The instances that have queued jobs, with how many.
-    pub async fn queued_instances(&self) -> StoreResult<Vec<(String, u64)>> {
-        let rows = sqlx::query("SELECT customer_id, COUNT(*) FROM extension_jobs WHERE state = 'queued' GROUP BY customer_id")
-            .fetch_all(&self.pools.write)
-            .await?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get::<i64, _>(1) as u64)).collect())
-    }
-
-    /// Takes up to `limit` of an instance's oldest queued jobs for execution.
-    pub async fn claim_jobs(&self, customer_id: &str, limit: usize, now: i64) -> StoreResult<Vec<ClaimedJob>> {
-        let rows = sqlx::query(&format!(
-            "UPDATE extension_jobs SET state = 'running', started_at = ?, attempts = attempts + 1
-             WHERE seq IN (SELECT seq FROM extension_jobs WHERE state = 'queued' AND customer_id = ? ORDER BY seq LIMIT ?)
-             RETURNING {CLAIMED_COLUMNS}"
-        ))
-        .bind(now)
-        .bind(customer_id)
-        .bind(limit as i64)
-        .fetch_all(&self.pools.write)
-        .await?;
-        rows.iter().map(decode_claimed).collect()
-    }
-
-    /// Records how executions ended, in one transaction.
-    pub async fn finish_jobs(&self, finished: &[(String, JobOutcome, i64)]) -> StoreResult<()> {
-        let mut tx = self.pools.write.begin().await?;
-        for (id, outcome, at) in finished {
-            let (state, status, headers, body, reason) = match outcome {
-                JobOutcome::Done(r) => ("done", Some(r.status as i64), Some(encode_headers(&r.headers)), Some(r.body.as_slice()), None),
-                JobOutcome::Deadline => ("failed", None, None, None, Some("deadline")),
-                JobOutcome::Failed(reason) => ("failed", None, None, None, Some(reason.as_str())),
-            };
-            sqlx::query(
-                "UPDATE extension_jobs SET state = ?, finished_at = ?, response_status = ?, response_headers = ?,
-                 response_body = ?, outcome = ?, method = '', uri = '', headers = '[]', body = x''
-                 WHERE id = ? AND state = 'running'",
-            )
-            .bind(state)
-            .bind(at)
-            .bind(status)
-            .bind(headers)
-            .bind(body)
-            .bind(reason)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+    /// The instances that have queued jobs: one index seek per instance (a skip scan of
+    /// `extension_jobs_queued`), so a long queue costs nothing here. Read from a reader: a
+    /// slightly old answer only delays a claim to the next round.
+    pub async fn queued_instances(&self) -> StoreResult<Vec<String>> {
+        let mut instances = Vec::new();
+        let mut after = String::new();
+        loop {
+            let next: Option<String> = sqlx::query_scalar("SELECT MIN(customer_id) FROM extension_jobs WHERE state = 'queued' AND customer_id > ?")
+                .bind(&after)
+                .fetch_one(&self.pools.read)
+                .await?;
+            match next {
+                Some(id) => {
+                    after = id.clone();
+                    instances.push(id);
+                }
+                None => return Ok(instances),
+            }
         }
-        tx.commit().await?;
+    }
+
+    /// Takes up to `limit` of an instance's oldest queued jobs for execution. The claim is not
+    /// flushed to disk on its own (see `relaxed`): lost to a power cut, the job is queued again.
+    pub async fn claim_jobs(&self, customer_id: &str, limit: usize, now: i64) -> StoreResult<Vec<ClaimedJob>> {
+        let mut conn = self.pools.write.acquire().await?;
+        relax(&mut conn).await?;
+        let claimed = async {
+                sqlx::query(&format!(
+                    "UPDATE extension_jobs SET state = 'running', started_at = ?, attempts = attempts + 1
+                     WHERE seq IN (SELECT seq FROM extension_jobs WHERE state = 'queued' AND customer_id = ? ORDER BY seq LIMIT ?)
+                     RETURNING {CLAIMED_COLUMNS}"
+                ))
+                .bind(now)
+                .bind(customer_id)
+                .bind(limit as i64)
+                .fetch_all(&mut *conn)
+                .await
+        }
+        .await;
+        let claimed = restore(&mut conn, claimed).await?;
+        claimed.iter().map(decode_claimed).collect()
+    }
+
+    /// Records how executions ended, in one transaction, not flushed on its own (`relaxed`): a
+    /// result lost to a power cut leaves its job `running`, and the next start runs it again.
+    pub async fn finish_jobs(&self, finished: &[(String, JobOutcome, i64)]) -> StoreResult<()> {
+        let mut conn = self.pools.write.acquire().await?;
+        relax(&mut conn).await?;
+        let written = async {
+                let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+                for (id, outcome, at) in finished {
+                    let (state, status, headers, body, reason) = match outcome {
+                        JobOutcome::Done(r) => ("done", Some(r.status as i64), Some(encode_headers(&r.headers)), Some(r.body.as_slice()), None),
+                        JobOutcome::Deadline => ("failed", None, None, None, Some("deadline")),
+                        JobOutcome::Failed(reason) => ("failed", None, None, None, Some(reason.as_str())),
+                    };
+                    sqlx::query(
+                        "UPDATE extension_jobs SET state = ?, finished_at = ?, response_status = ?, response_headers = ?,
+                         response_body = ?, outcome = ?, method = '', uri = '', headers = '[]', body = x''
+                         WHERE id = ? AND state = 'running'",
+                    )
+                    .bind(state)
+                    .bind(at)
+                    .bind(status)
+                    .bind(headers)
+                    .bind(body)
+                    .bind(reason)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await
+        }
+        .await;
+        restore(&mut conn, written).await?;
         Ok(())
     }
 
@@ -222,4 +249,24 @@ fn decode_claimed(r: &SqliteRow) -> StoreResult<ClaimedJob> {
             body: r.get(6),
         },
     })
+}
+
+type Connection = sqlx::pool::PoolConnection<sqlx::Sqlite>;
+
+/// Sets the writer to `synchronous = NORMAL` for one piece of work: in WAL mode its commit is not
+/// flushed by itself, only with the next fully synchronous commit (an insert of accepted jobs) or
+/// checkpoint. For claims and results, whose loss only means running a job again. `restore` must
+/// follow, whatever the work did.
+async fn relax(conn: &mut Connection) -> Result<(), sqlx::Error> {
+    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut **conn).await.map(|_| ())
+}
+
+/// Puts the writer back to `synchronous = FULL` and passes on the work's result.
+async fn restore<T>(conn: &mut Connection, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+    if let Err(e) = sqlx::query("PRAGMA synchronous = FULL").execute(&mut **conn).await {
+        // Never hand back a writer that no longer flushes: close it; the pool opens a new one.
+        conn.close_on_drop();
+        return Err(e);
+    }
+    result
 }

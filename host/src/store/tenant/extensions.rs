@@ -76,26 +76,35 @@ pub struct ExecutionLog {
 const KEPT_EXECUTIONS: i64 = 100;
 
 impl TenantDb {
-    pub async fn insert_execution_log(&self, e: &ExecutionLog) -> StoreResult<()> {
+    /// Keeps executions (one transaction), then trims each extension's log to the newest
+    /// `KEPT_EXECUTIONS`.
+    pub async fn insert_execution_logs(&self, entries: &[ExecutionLog]) -> StoreResult<()> {
         let mut tx = self.pools.write.begin().await?;
-        sqlx::query("INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) VALUES (?, ?, ?, ?, ?, ?, ?)")
-            .bind(&e.extension)
-            .bind(e.at)
-            .bind(e.duration_ms)
-            .bind(&e.outcome)
-            .bind(serde_json::to_string(&e.log).expect("strings serialise"))
-            .bind(&e.stdout)
-            .bind(&e.stderr)
+        for e in entries {
+            sqlx::query("INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                .bind(&e.extension)
+                .bind(e.at)
+                .bind(e.duration_ms)
+                .bind(&e.outcome)
+                .bind(serde_json::to_string(&e.log).expect("strings serialise"))
+                .bind(&e.stdout)
+                .bind(&e.stderr)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let mut extensions: Vec<&str> = entries.iter().map(|e| e.extension.as_str()).collect();
+        extensions.sort_unstable();
+        extensions.dedup();
+        for extension in extensions {
+            sqlx::query(
+                "DELETE FROM _extension_logs WHERE extension = ? AND id <= (SELECT id FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            )
+            .bind(extension)
+            .bind(extension)
+            .bind(KEPT_EXECUTIONS)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
-            "DELETE FROM _extension_logs WHERE extension = ? AND id <= (SELECT id FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
-        )
-        .bind(&e.extension)
-        .bind(&e.extension)
-        .bind(KEPT_EXECUTIONS)
-        .execute(&mut *tx)
-        .await?;
+        }
         tx.commit().await?;
         Ok(())
     }

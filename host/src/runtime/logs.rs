@@ -1,0 +1,55 @@
+//! Writing execution logs without slowing calls: the log of a successful execution goes through a
+//! bounded channel to one task that writes what has gathered, per instance, in one transaction.
+//! When the channel is full (the disk cannot keep up), such a log is dropped and counted, never
+//! the call delayed. Failed executions' logs are written before the caller hears of the failure
+//! (`invoke.rs`), so an operator who sees a 502 finds its reason.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::store::tenant::ExecutionLog;
+use crate::tenants::Tenant;
+
+const PENDING: usize = 10_000;
+const BATCH: usize = 512;
+
+#[derive(Clone)]
+pub(super) struct LogWriter {
+    sender: mpsc::Sender<(Arc<Tenant>, ExecutionLog)>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl LogWriter {
+    /// Starts the writing task (it ends when the last `LogWriter` is dropped).
+    pub fn spawn() -> LogWriter {
+        let (sender, mut receiver) = mpsc::channel::<(Arc<Tenant>, ExecutionLog)>(PENDING);
+        tokio::spawn(async move {
+            let mut batch = Vec::with_capacity(BATCH);
+            while receiver.recv_many(&mut batch, BATCH).await > 0 {
+                let mut by_instance: HashMap<String, (Arc<Tenant>, Vec<ExecutionLog>)> = HashMap::new();
+                for (tenant, entry) in batch.drain(..) {
+                    by_instance.entry(tenant.customer_id().to_string()).or_insert_with(|| (tenant, Vec::new())).1.push(entry);
+                }
+                for (tenant, entries) in by_instance.into_values() {
+                    if let Err(e) = tenant.db.insert_execution_logs(&entries).await {
+                        tracing::warn!(error = %e, customer_id = tenant.customer_id(), "execution logs could not be kept");
+                    }
+                }
+            }
+        });
+        LogWriter { sender, dropped: Arc::default() }
+    }
+
+    /// Queues a log for writing; drops it when too many are waiting.
+    pub fn keep(&self, tenant: Arc<Tenant>, entry: ExecutionLog) {
+        if self.sender.try_send((tenant, entry)).is_err() {
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(dropped, "execution logs dropped: more were waiting than the disk could take");
+            }
+        }
+    }
+}

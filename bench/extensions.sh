@@ -22,9 +22,12 @@ TOOLS=${TOOLS:-$PWD/bench/.tools}
 WASMTIME_VERSION=48.0.8
 if [ ! -x "$TOOLS/bin/wasmtime" ]; then
   echo "installing wasmtime-cli $WASMTIME_VERSION into $TOOLS (a release build: minutes)" >&2
-  cargo install -q wasmtime-cli --version "$WASMTIME_VERSION" --locked --no-default-features \
-    --features serve,run,cranelift,pooling-allocator --root "$TOOLS"
+  cargo install -q wasmtime-cli --version "$WASMTIME_VERSION" --locked --root "$TOOLS"
 fi
+# The same environment for all three: RUST_BACKTRACE makes every error capture a backtrace, and
+# wasmtime makes one per store it drops (Herald turns error backtraces off itself; wasmtime serve
+# would pay for them).
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 FEATURES=testing
 SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
 source bench/lib.sh

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -100,6 +101,13 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
 }
 
 fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
+    // Without TCP_NODELAY, an answer whose body is written after its head (an extension's streamed
+    // body) waits for the client's delayed ACK: about 40 ms (Nagle's algorithm).
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set on a connection");
+        }
+    });
     tokio::spawn(async move {
         axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
             .with_graceful_shutdown(async move {

@@ -218,6 +218,30 @@ async fn extensions_are_stored_with_their_type() {
 }
 
 #[tokio::test]
+async fn a_replaced_or_deleted_extension_is_served_as_it_now_is() {
+    // Calls find extensions through a cache of their records: uploads must show at once.
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let (echo, hello) = (std::fs::read(env!("GUEST_ECHO")).unwrap(), std::fs::read(env!("GUEST_HELLO")).unwrap());
+    let open = |path: &str| format!("{}/extensions/open/demo/{path}", s.base);
+    // Asked for before it exists, then uploaded: found at once.
+    assert_eq!(s.client.get(open("swap/x")).send().await.unwrap().status(), 404);
+    send(&api, Method::POST, "/assets/extensions", file("swap.wasm", hello.clone()).text("type", "http")).await.expect(201);
+    let first = s.client.get(open("swap/x")).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.text().await.unwrap(), "hello");
+    // Replaced by a secure extension: the open endpoint refuses it, the secure one runs the new code.
+    send(&api, Method::PUT, "/assets/extensions", file("swap.wasm", echo)).await.expect(200);
+    assert_eq!(s.client.get(open("swap/x")).send().await.unwrap().status(), 403);
+    let replaced = api.get("/extensions/secure/swap/x").await;
+    replaced.expect(200);
+    assert_eq!(replaced.json()["path"], "/x");
+    // Deleted: gone at once.
+    send(&api, Method::DELETE, "/assets/extensions", naming("swap.wasm")).await.expect(204);
+    api.get("/extensions/secure/swap/x").await.expect(404);
+}
+
+#[tokio::test]
 async fn uploads_over_20_mb_are_413_and_app_credentials_get_403() {
     let s = TestServer::start().await;
     let api = s.demo().await;

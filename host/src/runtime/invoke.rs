@@ -1,8 +1,16 @@
 //! One call of an http extension: a fresh store for the caller's instance, the request handed to
 //! the guest's `wasi:http/incoming-handler`, and its response returned as it made it. The guest
-//! runs in its own task, yields to other calls at every epoch tick, and is ended at its deadline.
-//! A trap, a panic, exhausted memory or the deadline end that call only.
+//! yields to other calls at every epoch tick and is ended at its deadline. A trap, a panic,
+//! exhausted memory or the deadline end that call only.
+//!
+//! The guest is driven by the caller's own task until it answers: a guest that writes a short
+//! body right after its head has usually finished by then, so head and body leave in one write
+//! and no task is spawned. What remains of a guest still running (a long body, its log) is
+//! spawned, and so is the whole execution if the caller goes away first: an execution never
+//! stops halfway because its client left.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -63,7 +71,7 @@ impl Runtime {
         let pre = extension.pre.clone();
         let logs = self.logs.clone();
         let extension_name = extension_id.to_string();
-        let task = tokio::spawn(async move {
+        let mut execution = Execution::new(async move {
             let run = async {
                 let proxy = pre.instantiate_async(&mut store).await?;
                 proxy.wasi_http_incoming_handler().call_handle(&mut store, req, out).await
@@ -89,22 +97,32 @@ impl Runtime {
             }
             (result, output)
         });
-        match receiver.await {
-            Ok(Ok(response)) => Ok(response),
-            Ok(Err(code)) => Err(CallFailure::Failed(format!("the extension answered with an error: {code:?}"))),
-            Err(_) => {
-                let (result, stderr) = task.await.map_err(|e| CallFailure::Failed(format!("{e}")))?;
-                let stderr = String::from_utf8_lossy(&stderr).into_owned();
-                match result {
-                    Err(_) => Err(CallFailure::Deadline),
-                    Ok(Err(e)) if started.elapsed() >= deadline => {
-                        tracing::debug!(error = %e, "extension interrupted at its deadline");
-                        Err(CallFailure::Deadline)
-                    }
-                    Ok(Err(e)) => Err(CallFailure::Failed(format!("{e:#} {stderr}"))),
-                    Ok(Ok(())) => Err(CallFailure::Failed(format!("the extension never answered {stderr}"))),
-                }
+        let mut receiver = receiver;
+        let first = tokio::select! {
+            biased;
+            answer = &mut receiver => First::Answer(answer),
+            finished = execution.drive() => First::Finished(finished),
+        };
+        let finished = match first {
+            First::Answer(Ok(answer)) => return answered(answer),
+            // The response outparam went away unanswered: how the execution ended says why.
+            First::Answer(Err(_)) => execution.drive().await,
+            First::Finished(finished) => match receiver.try_recv() {
+                // It answered, then finished before this task looked.
+                Ok(answer) => return answered(answer),
+                Err(_) => finished,
+            },
+        };
+        let (result, stderr) = finished;
+        let stderr = String::from_utf8_lossy(&stderr).into_owned();
+        match result {
+            Err(_) => Err(CallFailure::Deadline),
+            Ok(Err(e)) if started.elapsed() >= deadline => {
+                tracing::debug!(error = %e, "extension interrupted at its deadline");
+                Err(CallFailure::Deadline)
             }
+            Ok(Err(e)) => Err(CallFailure::Failed(format!("{e:#} {stderr}"))),
+            Ok(Ok(())) => Err(CallFailure::Failed(format!("the extension never answered {stderr}"))),
         }
     }
 
@@ -113,6 +131,52 @@ impl Runtime {
     }
 }
 
+
+type Answer = Result<HttpResponse, wasmtime_wasi_http::p2::bindings::http::types::ErrorCode>;
+
+/// Which came first: the guest's answer, or the end of its execution.
+enum First<A, F> {
+    Answer(A),
+    Finished(F),
+}
+
+fn answered(answer: Answer) -> Result<HttpResponse, CallFailure> {
+    answer.map_err(|code| CallFailure::Failed(format!("the extension answered with an error: {code:?}")))
+}
+
+/// A guest execution polled by the caller's task; if it has not finished when dropped, the rest
+/// of it is spawned on the runtime.
+struct Execution<F: Future + Send + 'static> {
+    future: Option<Pin<Box<F>>>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl<F: Future + Send + 'static> Execution<F>
+where
+    F::Output: Send,
+{
+    fn new(future: F) -> Self {
+        Execution { future: Some(Box::pin(future)), runtime: tokio::runtime::Handle::current() }
+    }
+
+    /// Runs the execution to its end here (cancel-safe: dropping this future leaves the rest to
+    /// `Drop`).
+    async fn drive(&mut self) -> F::Output {
+        let output = self.future.as_mut().expect("an execution is driven once").await;
+        self.future = None;
+        output
+    }
+}
+
+impl<F: Future + Send + 'static> Drop for Execution<F> {
+    fn drop(&mut self) {
+        if let Some(rest) = self.future.take() {
+            self.runtime.spawn(async move {
+                rest.await;
+            });
+        }
+    }
+}
 
 /// What the execution left (log lines, captured output) for the instance's operator.
 fn execution_log(store: &Store<CallState>, extension: &str, started: Instant, outcome: String) -> (ExecutionLog, Arc<Tenant>) {

@@ -1,5 +1,7 @@
 //! Writing execution logs without slowing calls: the log of a successful execution goes through a
-//! bounded channel to one task that writes what has gathered, per instance, in one transaction.
+//! bounded channel to one task that writes what has gathered, per instance, in one transaction,
+//! then pauses briefly so that a busy extension's logs gather: of a burst only the newest
+//! executions are kept, so most of them need never be written.
 //! When the channel is full (the disk cannot keep up), such a log is dropped and counted, never
 //! the call delayed. Failed executions' logs are written before the caller hears of the failure
 //! (`invoke.rs`), so an operator who sees a 502 finds its reason.
@@ -14,7 +16,8 @@ use crate::store::tenant::ExecutionLog;
 use crate::tenants::Tenant;
 
 const PENDING: usize = 10_000;
-const BATCH: usize = 512;
+/// The pause between two writes: how late a successful execution's log may appear.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(200);
 
 #[derive(Clone)]
 pub(super) struct LogWriter {
@@ -27,8 +30,8 @@ impl LogWriter {
     pub fn spawn() -> LogWriter {
         let (sender, mut receiver) = mpsc::channel::<(Arc<Tenant>, ExecutionLog)>(PENDING);
         tokio::spawn(async move {
-            let mut batch = Vec::with_capacity(BATCH);
-            while receiver.recv_many(&mut batch, BATCH).await > 0 {
+            let mut batch = Vec::new();
+            while receiver.recv_many(&mut batch, PENDING).await > 0 {
                 let mut by_instance: HashMap<String, (Arc<Tenant>, Vec<ExecutionLog>)> = HashMap::new();
                 for (tenant, entry) in batch.drain(..) {
                     by_instance.entry(tenant.customer_id().to_string()).or_insert_with(|| (tenant, Vec::new())).1.push(entry);
@@ -38,6 +41,7 @@ impl LogWriter {
                         tracing::warn!(error = %e, customer_id = tenant.customer_id(), "execution logs could not be kept");
                     }
                 }
+                tokio::time::sleep(GATHER).await;
             }
         });
         LogWriter { sender, dropped: Arc::default() }

@@ -1,9 +1,48 @@
 //! What the instance knows of its uploaded extensions: type, size and content hash, by path.
+//!
+//! Every call of an extension looks its record up, so records are cached in memory (found or
+//! not). This process's own writes invalidate the cache at once; a lookup that raced with a write
+//! does not cache what it read. The time to live bounds how long a write made elsewhere (another
+//! node over the same database) takes to be seen.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use sqlx::Row;
 
 use super::TenantDb;
 use crate::store::{now_millis, StoreResult};
+
+/// How long a cached extension record is trusted.
+const RECORD_TTL: Duration = Duration::from_secs(2);
+
+#[derive(Clone)]
+pub(super) struct RecordCache {
+    records: moka::future::Cache<String, Option<ExtensionRecord>>,
+    /// Bumped by every write: a lookup caches its result only if no write happened meanwhile.
+    generation: Arc<AtomicU64>,
+}
+
+impl RecordCache {
+    pub(super) fn new() -> RecordCache {
+        RecordCache {
+            records: moka::future::Cache::builder().max_capacity(10_000).time_to_live(RECORD_TTL).build(),
+            generation: Arc::default(),
+        }
+    }
+
+    async fn invalidate(&self, path: &str) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.records.invalidate(path).await;
+    }
+}
+
+impl std::fmt::Debug for RecordCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordCache").field("entries", &self.records.entry_count()).finish()
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtensionRecord {
@@ -15,6 +54,18 @@ pub struct ExtensionRecord {
 
 impl TenantDb {
     pub async fn extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {
+        if let Some(cached) = self.extension_records.records.get(path).await {
+            return Ok(cached);
+        }
+        let generation = self.extension_records.generation.load(Ordering::SeqCst);
+        let record = self.read_extension(path).await?;
+        if self.extension_records.generation.load(Ordering::SeqCst) == generation {
+            self.extension_records.records.insert(path.to_string(), record.clone()).await;
+        }
+        Ok(record)
+    }
+
+    async fn read_extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {
         let row = sqlx::query("SELECT path, type, size, sha256 FROM _extensions WHERE path = ?")
             .bind(path)
             .fetch_optional(&self.pools.read)
@@ -36,7 +87,7 @@ impl TenantDb {
     }
 
     pub async fn put_extension(&self, e: &ExtensionRecord) -> StoreResult<()> {
-        sqlx::query(
+        let done = sqlx::query(
             "INSERT INTO _extensions (path, type, size, sha256, updated_at) VALUES (?, ?, ?, ?, ?)
              ON CONFLICT (path) DO UPDATE SET type = excluded.type, size = excluded.size,
                sha256 = excluded.sha256, updated_at = excluded.updated_at",
@@ -47,13 +98,16 @@ impl TenantDb {
         .bind(&e.sha256)
         .bind(now_millis())
         .execute(&self.pools.write)
-        .await?;
+        .await;
+        self.extension_records.invalidate(&e.path).await;
+        done?;
         Ok(())
     }
 
     pub async fn delete_extension(&self, path: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM _extensions WHERE path = ?").bind(path).execute(&self.pools.write).await?;
-        Ok(done.rows_affected() > 0)
+        let done = sqlx::query("DELETE FROM _extensions WHERE path = ?").bind(path).execute(&self.pools.write).await;
+        self.extension_records.invalidate(path).await;
+        Ok(done?.rows_affected() > 0)
     }
 }
 
@@ -79,18 +133,32 @@ impl TenantDb {
     /// Keeps executions (one transaction), then trims each extension's log to the newest
     /// `KEPT_EXECUTIONS`.
     pub async fn insert_execution_logs(&self, entries: &[ExecutionLog]) -> StoreResult<()> {
+        // Of a burst, only each extension's newest executions would survive the trim: write those.
+        let mut kept_per_extension: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
+        let mut newest: Vec<&ExecutionLog> = entries
+            .iter()
+            .rev()
+            .filter(|e| {
+                let kept = kept_per_extension.entry(e.extension.as_str()).or_default();
+                *kept += 1;
+                *kept <= KEPT_EXECUTIONS
+            })
+            .collect();
+        newest.reverse();
         let mut tx = self.pools.write.begin().await?;
-        for e in entries {
-            sqlx::query("INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) VALUES (?, ?, ?, ?, ?, ?, ?)")
-                .bind(&e.extension)
-                .bind(e.at)
-                .bind(e.duration_ms)
-                .bind(&e.outcome)
-                .bind(serde_json::to_string(&e.log).expect("strings serialise"))
-                .bind(&e.stdout)
-                .bind(&e.stderr)
-                .execute(&mut *tx)
-                .await?;
+        // One statement per thousand rows (7 parameters a row, well under SQLite's limit).
+        for chunk in newest.chunks(1000) {
+            let mut insert = sqlx::QueryBuilder::new("INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) ");
+            insert.push_values(chunk, |mut row, e| {
+                row.push_bind(&e.extension)
+                    .push_bind(e.at)
+                    .push_bind(e.duration_ms)
+                    .push_bind(&e.outcome)
+                    .push_bind(serde_json::to_string(&e.log).expect("strings serialise"))
+                    .push_bind(&e.stdout)
+                    .push_bind(&e.stderr);
+            });
+            insert.build().execute(&mut *tx).await?;
         }
         let mut extensions: Vec<&str> = entries.iter().map(|e| e.extension.as_str()).collect();
         extensions.sort_unstable();
@@ -130,5 +198,56 @@ impl TenantDb {
                 stderr: r.get(6),
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DefinitionFile, Model, DEMO};
+
+    fn entry(extension: &str, n: i64) -> ExecutionLog {
+        ExecutionLog {
+            extension: extension.into(),
+            at: n,
+            duration_ms: 1,
+            outcome: "ok".into(),
+            log: vec![format!("call {n}")],
+            stdout: String::new(),
+            stderr: String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_burst_keeps_each_extensions_newest_executions() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = TenantDb::open(dir.path(), "x").await.unwrap();
+        db.ensure_schema(&Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap()).await.unwrap();
+        db.insert_execution_logs(&[entry("a", 0), entry("b", 0)]).await.unwrap();
+        // 250 calls of `a` and 3 of `b`, interleaved, written at once.
+        let burst: Vec<ExecutionLog> = (1..=250).map(|n| entry("a", n)).chain((1..=3).map(|n| entry("b", n))).collect();
+        db.insert_execution_logs(&burst).await.unwrap();
+        let a = db.execution_logs("a", 1000).await.unwrap();
+        assert_eq!(a.len(), KEPT_EXECUTIONS as usize);
+        assert_eq!((a[0].at, a[99].at), (250, 151), "newest first, the oldest trimmed");
+        assert_eq!(a[0].log, vec!["call 250".to_string()]);
+        let b: Vec<i64> = db.execution_logs("b", 1000).await.unwrap().iter().map(|e| e.at).collect();
+        assert_eq!(b, vec![3, 2, 1, 0], "a quiet extension keeps its older executions");
+    }
+
+    #[tokio::test]
+    async fn records_are_cached_and_writes_show_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = TenantDb::open(dir.path(), "x").await.unwrap();
+        db.ensure_schema(&Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap()).await.unwrap();
+        assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), None);
+        let record = ExtensionRecord { path: "extensions/a.wasm".into(), kind: "http".into(), size: 1, sha256: "1".into() };
+        db.put_extension(&record).await.unwrap();
+        assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), Some(record.clone()), "a cached absence is forgotten");
+        let newer = ExtensionRecord { sha256: "2".into(), ..record };
+        db.put_extension(&newer).await.unwrap();
+        assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), Some(newer));
+        assert!(db.delete_extension("extensions/a.wasm").await.unwrap());
+        assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), None);
     }
 }

@@ -24,12 +24,13 @@ use crate::model::Model;
 #[derive(Debug, Clone)]
 pub struct TenantDb {
     pools: Pools,
+    extension_records: extensions::RecordCache,
 }
 
 impl TenantDb {
     pub async fn open(data_dir: &Path, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
         let pools = sqlite::open(&instance_dir(data_dir, customer_id).join("data.db")).await?;
-        Ok(TenantDb { pools })
+        Ok(TenantDb { pools, extension_records: extensions::RecordCache::new() })
     }
 
     /// Brings the typed tables in line with `model` and stores the initial values of Global Data

@@ -201,3 +201,27 @@ async fn the_operator_decides_too_and_private_addresses_stay_closed_by_default()
     let refused = api.get(&format!("/extensions/secure/fetch?url={}", encode(&own))).await;
     assert_eq!(refused.text, "error ErrorCode::HttpRequestDenied", "the operator did not allow 127.0.0.1");
 }
+
+#[tokio::test]
+async fn an_execution_runs_to_its_end_when_the_caller_goes_away() {
+    // The guest runs in the caller's task until it answers; a caller that leaves first must not
+    // stop it halfway (it may be writing to the instance's data).
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    upload(&api, "sleepy.wasm", guest(env!("GUEST_SLEEPY")), "http", None).await.expect(201);
+    let impatient = reqwest::Client::builder().timeout(std::time::Duration::from_millis(100)).build().unwrap();
+    let gone = impatient.get(format!("{}/extensions/open/demo/sleepy/x?ms=600", s.base)).send().await;
+    assert!(gone.is_err(), "the client gave up before the answer");
+    let mut outcomes = json!([]);
+    for _ in 0..60 {
+        outcomes = api.get("/extensions/logs/sleepy").await.json();
+        if !outcomes.as_array().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // It slept its 600 ms and went on to write its body, which nobody reads any more: the guest
+    // finds that out itself (this one panics on it), rather than being cut off at 100 ms.
+    assert!(outcomes[0]["durationMs"].as_i64().unwrap() >= 600, "{outcomes}");
+    assert!(outcomes[0]["stderr"].as_str().unwrap().contains("write"), "{outcomes}");
+}

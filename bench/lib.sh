@@ -1,15 +1,29 @@
 # Shared by the benchmark scripts: build the server, start it on a fresh data directory with the
 # demo instances, wait until it answers, and get a demo token. Sourced, not run.
-#   needs: PROFILE, PORT; optional: FEATURES (cargo features), SERVE_ARGS (more `herald serve` flags)
-#   sets: BIN, DIR, B, PID, TOKEN; stops the server and cleans up on exit
+#   needs: PROFILE, PORT; optional: FEATURES (cargo features), SERVE_ARGS (more `herald serve` flags),
+#   DATABASE_URL (a PostgreSQL server's maintenance database, as scripts/postgres.sh prints: the
+#   server then runs on a fresh database of that server, dropped on exit)
+#   sets: BIN, DIR, B, PID, TOKEN; stops the server and cleans up on exit (`cleanup`)
 cargo build -q --profile "$PROFILE" -p herald-host ${FEATURES:+--features "$FEATURES"}
 case "$PROFILE" in dev) BIN=target/debug/herald ;; *) BIN=target/$PROFILE/herald ;; esac
 DIR=$(mktemp -d)
 B=http://127.0.0.1:$PORT
+BENCH_DB=
+if [ -n "${DATABASE_URL:-}" ]; then
+  BENCH_DB="herald_bench_$$"
+  psql "$DATABASE_URL" -qc "CREATE DATABASE $BENCH_DB"
+  export HERALD_DATABASE_URL="${DATABASE_URL%/*}/$BENCH_DB"
+else
+  unset HERALD_DATABASE_URL
+fi
 # shellcheck disable=SC2086
 "$BIN" serve --data-dir "$DIR" --listen 127.0.0.1:$PORT ${SERVE_ARGS:-} >"$DIR/server.log" 2>&1 &
 PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"' EXIT
+cleanup() {
+  kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"
+  if [ -n "$BENCH_DB" ]; then psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" || true; fi
+}
+trap cleanup EXIT
 for _ in $(seq 1 50); do curl -s -o /dev/null $B/oauth2/token && break; sleep 0.2; done
 demo_token() {
   curl -s -X POST $B/oauth2/token -d grant_type=client_credentials -d client_id=demo-public-key \

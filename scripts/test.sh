@@ -1,6 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test of the project: unit tests, the end-to-end suite (real servers on real sockets
-# over temporary SQLite data directories) and the CLI tests (the real `herald` binary).
+# Runs every test of the project: the unit tests, then the end-to-end suite (real servers on real
+# sockets, the CLI as the real `herald` binary, guest components built from source) twice: on
+# SQLite in temporary data directories, and on PostgreSQL, each server in a database of its own.
+# PostgreSQL is the machine's on 127.0.0.1:5432 when one answers, otherwise a private cluster
+# that scripts/postgres.sh installs and starts (and this script stops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --workspace --locked "$@"
+
+echo "== unit tests and the end-to-end suite on SQLite"
+env -u HERALD_TEST_POSTGRES cargo test --workspace --locked "$@"
+
+echo "== the end-to-end suite on PostgreSQL"
+url=$(scripts/postgres.sh)
+trap 'scripts/postgres.sh stop' EXIT
+echo "PostgreSQL for the tests: $url"
+HERALD_TEST_POSTGRES="$url" cargo test --locked -p herald-tests "$@"

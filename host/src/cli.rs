@@ -83,6 +83,10 @@ pub struct ServeArgs {
     /// Seconds the result of an asynchronous execution is kept.
     #[arg(long, env = "HERALD_ASYNC_RETENTION", default_value_t = 86400, value_parser = clap::value_parser!(u64).range(1..))]
     pub async_retention: u64,
+    /// Seconds a node may stay silent before the executions it was running are queued again
+    /// by the other nodes sharing its PostgreSQL database.
+    #[arg(long, env = "HERALD_NODE_TIMEOUT", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+    pub node_timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,7 +1,6 @@
 //! The subcommands other than `serve`'s server itself: thin wrappers that open the store and call
 //! the library.
 
-use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -10,24 +9,26 @@ use crate::auth::secret;
 use crate::cli::{Command, CredentialsCommand, InstanceCommand, ScopeArg, StoreArgs};
 use crate::model::{DefinitionFile, Model};
 use crate::server::{self, ServerConfig};
-use crate::store::{ControlDb, TenantDb};
+use crate::store::{Backend, ControlDb};
 use crate::tenants::{self, demo};
 
-/// Refuses a PostgreSQL URL until that backend exists, rather than silently using SQLite.
-fn control(store: &StoreArgs) -> anyhow::Result<&Path> {
-    if let Some(url) = &store.database_url {
-        let scheme = url.split(':').next().unwrap_or("");
-        bail!("--database-url ({scheme}:...) is not supported yet: this build stores data in SQLite under --data-dir only");
-    }
-    Ok(&store.data_dir)
+/// The store the flags name: SQLite under the data directory, or PostgreSQL.
+fn backend(store: &StoreArgs) -> anyhow::Result<Backend> {
+    std::fs::create_dir_all(&store.data_dir)
+        .with_context(|| format!("cannot create the data directory {}", store.data_dir.display()))?;
+    Backend::new(&store.data_dir, store.database_url.as_deref())
+}
+
+async fn control(store: &StoreArgs) -> anyhow::Result<ControlDb> {
+    ControlDb::open(&backend(store)?).await.context("opening the control database")
 }
 
 pub async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve(args) => {
-            let data_dir = control(&args.store)?.to_path_buf();
             let running = server::start(ServerConfig {
-                data_dir,
+                data_dir: args.store.data_dir.clone(),
+                database_url: args.store.database_url.clone(),
                 listen: args.listen,
                 extensions_listen: args.extensions_listen,
                 demo: !args.no_demo,
@@ -43,6 +44,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                     report_after: Duration::from_secs(args.async_report_after),
                     execution_limit: Duration::from_secs(args.async_execution_limit),
                     retention: Duration::from_secs(args.async_retention),
+                    node_timeout: Duration::from_secs(args.node_timeout),
                     ..Default::default()
                 },
                 rate: crate::limits::RateSettings {
@@ -61,12 +63,10 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             running.stop().await
         }
         Command::Instance { command: InstanceCommand::Apply { store, file } } => {
-            let dir = control(&store)?;
             let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
             let def = DefinitionFile::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            std::fs::create_dir_all(dir)?;
-            let db = ControlDb::open(dir).await?;
-            for applied in tenants::apply(dir, &db, &def).await? {
+            let db = control(&store).await?;
+            for applied in tenants::apply(&db, &def).await? {
                 if applied.created {
                     println!("{}: created", applied.customer_id);
                 } else if applied.changes.is_empty() {
@@ -81,7 +81,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Instance { command: InstanceCommand::List { store } } => {
-            let db = ControlDb::open(control(&store)?).await?;
+            let db = control(&store).await?;
             for i in db.instances().await? {
                 println!(
                     "{}\t{}\tdaily cap {}\trevision {}",
@@ -94,7 +94,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Credentials { command: CredentialsCommand::Create { store, instance, scope, description } } => {
-            let db = ControlDb::open(control(&store)?).await?;
+            let db = control(&store).await?;
             if db.instance(&instance).await?.is_none() {
                 bail!("no instance '{instance}'");
             }
@@ -108,7 +108,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Credentials { command: CredentialsCommand::Revoke { store, client_id } } => {
-            let db = ControlDb::open(control(&store)?).await?;
+            let db = control(&store).await?;
             if !db.revoke_credential(&client_id).await? {
                 bail!("no active credential '{client_id}'");
             }
@@ -116,11 +116,10 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Seed(args) => {
-            let dir = control(&args.store)?;
-            let db = ControlDb::open(dir).await?;
+            let db = control(&args.store).await?;
             let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;
             let model = Model::new(record.model).map_err(anyhow::Error::msg)?;
-            let tenant = TenantDb::open(dir, &args.instance).await?;
+            let tenant = db.open_tenant(&args.instance).await?;
             let added = crate::seed::seed(&tenant, &model, args.count, true).await?;
             println!("{}: added {added} recipients ({} in all)", args.instance, tenant.count_recipients().await?);
             Ok(())

@@ -18,13 +18,17 @@ use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CON
 use crate::paging::Clock;
 use crate::queue::{Queue, QueueSettings, Workers};
 use crate::runtime::{Runtime, RuntimeSettings};
-use crate::store::ControlDb;
+use crate::store::{Backend, ControlDb};
 use crate::tenants::{demo, Tenants};
 
 /// What a server needs to start.
 #[derive(Clone)]
 pub struct ServerConfig {
+    /// The media area, compiled extensions, and (without `database_url`) the SQLite databases.
     pub data_dir: PathBuf,
+    /// A `postgres://` URL: the control plane and the instances' data live there, shared by
+    /// every node that names it.
+    pub database_url: Option<String>,
     /// Address of the REST API (`{base_url}`).
     pub listen: String,
     /// Optional second address for the open extensions endpoint (`{extensions_base_url}`).
@@ -54,14 +58,16 @@ pub struct RunningServer {
     background: Vec<JoinHandle<()>>,
     daily: Arc<DailyCounters>,
     runtime: Arc<Runtime>,
+    queue: Arc<Queue>,
 }
 
 pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
-    let control = ControlDb::open(&config.data_dir).await.context("opening the control database")?;
-    let demo = if config.demo { demo::ensure(&config.data_dir, &control).await? } else { false };
-    let tenants = Tenants::load(&config.data_dir, control.clone()).await?;
+    let backend = Backend::new(&config.data_dir, config.database_url.as_deref())?;
+    let control = ControlDb::open(&backend).await.context("opening the control database")?;
+    let demo = if config.demo { demo::ensure(&control).await? } else { false };
+    let tenants = Tenants::load(control.clone()).await?;
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
     let daily = Arc::new(DailyCounters::new(control.clone()));
     let limits = Arc::new(Limits {
@@ -80,7 +86,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         clock: config.clock.clone(),
         limits,
         runtime: runtime.clone(),
-        queue,
+        queue: queue.clone(),
         open_on_api: config.extensions_listen.is_none(),
     };
 
@@ -97,7 +103,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
     background.extend(queue_tasks);
     tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), pooling_allocator = runtime.pooling, "herald is serving");
-    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime })
+    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime, queue })
 }
 
 fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
@@ -117,6 +123,14 @@ fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<b
     })
 }
 
+/// A server dropped without `stop` ends at once: it stops serving and its background work ends.
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.servers.iter().for_each(|task| task.abort());
+        self.background.iter().for_each(|task| task.abort());
+    }
+}
+
 impl RunningServer {
     /// How many components this server compiled (a restart should serve from the cache).
     pub fn compilations(&self) -> u64 {
@@ -124,16 +138,19 @@ impl RunningServer {
     }
 
     /// Stops accepting connections, lets in-flight requests finish, and returns.
-    pub async fn stop(self) -> anyhow::Result<()> {
+    pub async fn stop(mut self) -> anyhow::Result<()> {
         let _ = self.shutdown.send(true);
-        for s in self.servers {
+        for s in std::mem::take(&mut self.servers) {
             s.await.context("server task")??;
         }
-        for task in self.background {
+        for task in std::mem::take(&mut self.background) {
             task.abort();
         }
         // Calls counted since the last flush still count after a restart.
         self.daily.flush().await.context("saving the daily call counts")?;
+        if let Err(e) = self.queue.leave().await {
+            tracing::warn!(error = %e, "this node could not leave the list of live nodes");
+        }
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: a real Herald server on a real socket over a temporary data
 //! directory, and a small JSON client.
 
+pub mod database;
 pub mod process;
 
 use std::path::PathBuf;
@@ -13,6 +14,9 @@ use herald_host::queue::QueueSettings;
 use herald_host::runtime::RuntimeSettings;
 use herald_host::paging::ManualClock;
 use herald_host::server::{self, RunningServer, ServerConfig};
+use herald_host::store::Backend;
+
+pub use database::TestDatabase;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
@@ -24,6 +28,8 @@ pub struct TestServer {
     pub base: String,
     pub data_dir: PathBuf,
     _dir: Option<tempfile::TempDir>,
+    /// The PostgreSQL database of this server, when the suite runs on PostgreSQL.
+    database: Option<Arc<TestDatabase>>,
     running: Option<RunningServer>,
     pub client: reqwest::Client,
     /// The server's clock (paging documents, daily caps): it moves only when a test advances it.
@@ -45,10 +51,11 @@ impl Default for Settings {
     }
 }
 
-fn config(data_dir: PathBuf, clock: Arc<ManualClock>, settings: Settings) -> ServerConfig {
+fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualClock>, settings: Settings) -> ServerConfig {
     let Settings { rate, runtime, queue } = settings;
     ServerConfig {
         data_dir,
+        database_url,
         listen: "127.0.0.1:0".into(),
         extensions_listen: None,
         demo: true,
@@ -83,6 +90,13 @@ pub fn test_runtime() -> RuntimeSettings {
     }
 }
 
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        // The server goes before its database.
+        self.running.take();
+    }
+}
+
 impl TestServer {
     /// A server on the embedded default (demo instances) in a fresh data directory.
     pub async fn start() -> TestServer {
@@ -102,18 +116,22 @@ impl TestServer {
     /// A server with its own settings.
     pub async fn start_with(settings: Settings) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut s = TestServer::start_in(dir.path().to_path_buf(), settings).await;
+        let database = TestDatabase::create().await.map(Arc::new);
+        let mut s = TestServer::start_in(dir.path().to_path_buf(), database, settings).await;
         s._dir = Some(dir);
         s
     }
 
-    pub async fn start_in(data_dir: PathBuf, settings: Settings) -> TestServer {
+    /// A server over `data_dir` and, when the suite runs on PostgreSQL, `database`.
+    pub async fn start_in(data_dir: PathBuf, database: Option<Arc<TestDatabase>>, settings: Settings) -> TestServer {
         let clock = Arc::new(ManualClock::new(chrono_now_millis()));
-        let running = server::start(config(data_dir.clone(), clock.clone(), settings.clone())).await.expect("server starts");
+        let url = database.as_ref().map(|d| d.url.clone());
+        let running = server::start(config(data_dir.clone(), url, clock.clone(), settings.clone())).await.expect("server starts");
         TestServer {
             base: format!("http://{}", running.addr),
             data_dir,
             _dir: None,
+            database,
             running: Some(running),
             client: reqwest::Client::new(),
             clock,
@@ -124,9 +142,19 @@ impl TestServer {
     /// Stops the server (draining requests) and starts a new one on the same data directory.
     pub async fn restart(mut self) -> TestServer {
         self.running.take().expect("running").stop().await.expect("clean stop");
-        let mut next = TestServer::start_in(self.data_dir.clone(), self.settings.clone()).await;
+        let mut next = TestServer::start_in(self.data_dir.clone(), self.database.clone(), self.settings.clone()).await;
         next._dir = self._dir.take();
         next
+    }
+
+    /// Where this server keeps its data (to open its control plane from a test).
+    pub fn backend(&self) -> Backend {
+        Backend::new(&self.data_dir, self.database.as_ref().map(|d| d.url.as_str())).expect("valid backend")
+    }
+
+    /// The PostgreSQL URL of this server's database, when the suite runs on PostgreSQL.
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_ref().map(|d| d.url.as_str())
     }
 
     /// How many components the running server compiled.

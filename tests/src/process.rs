@@ -22,17 +22,21 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `herald serve` on a free loopback port over `data_dir`, with `args` added, and waits
-    /// until it answers.
-    pub async fn start(data_dir: &Path, args: &[&str]) -> ServerProcess {
+    /// Starts `herald serve` on a free loopback port over `data_dir` (and the PostgreSQL
+    /// database at `database_url`, if any), with `args` added, and waits until it answers.
+    pub async fn start(data_dir: &Path, database_url: Option<&str>, args: &[&str]) -> ServerProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().expect("addr").port();
-        let child = Command::new(herald_binary())
+        let mut command = Command::new(herald_binary());
+        command.env_remove("HERALD_DATABASE_URL");
+        if let Some(url) = database_url {
+            command.env("HERALD_DATABASE_URL", url);
+        }
+        let child = command
             .arg("serve")
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .args(args)
             .env("HERALD_DATA_DIR", data_dir)
-            .env_remove("HERALD_DATABASE_URL")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .spawn()

@@ -54,8 +54,8 @@ async fn capped_instance(s: &TestServer, cap: u64) -> Api {
     let definition = format!(
         "[[instance]]\ncustomer_id = \"capped\"\nenvironment = \"staging\"\ndaily_cap = {cap}\n\n[model]\nrecipient_id = \"ID\"\nperson_data = [{{ name = \"ID\", type = \"NUMBER\", unique = true }}]\n"
     );
-    let control = ControlDb::open(&s.data_dir).await.unwrap();
-    herald_host::tenants::apply(&s.data_dir, &control, &DefinitionFile::from_toml(&definition).unwrap()).await.unwrap();
+    let control = ControlDb::open(&s.backend()).await.unwrap();
+    herald_host::tenants::apply(&control, &DefinitionFile::from_toml(&definition).unwrap()).await.unwrap();
     control.insert_credential("capped-key", "capped", &secret::hash("capped-secret"), "public", "test").await.unwrap();
     for _ in 0..100 {
         let r = s

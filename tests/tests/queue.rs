@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use herald_host::limits::RateSettings;
 use herald_tests::process::ServerProcess;
-use herald_tests::{answer, json, reqwest, Api, Settings, TestServer};
+use herald_tests::{answer, json, reqwest, Api, Settings, TestDatabase, TestServer};
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 use serde_json::Value;
@@ -197,8 +197,10 @@ async fn one_instance_flooding_the_queue_does_not_starve_another() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_loses_no_accepted_execution() {
     let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::create().await;
+    let url = database.as_ref().map(|d| d.url.as_str());
     let args = ["--rate-per-address", "100000", "--burst-per-address", "100000"];
-    let server = ServerProcess::start(dir.path(), &args).await;
+    let server = ServerProcess::start(dir.path(), url, &args).await;
     let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
     upload(&api, "job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let client = reqwest::Client::new();
@@ -209,7 +211,7 @@ async fn a_killed_server_loses_no_accepted_execution() {
     }
     assert_eq!(open_status(&client, &server.base, "demo", &ids[0]).await.status(), 202);
     server.kill();
-    let server = ServerProcess::start(dir.path(), &args).await;
+    let server = ServerProcess::start(dir.path(), url, &args).await;
     for (i, id) in ids.iter().enumerate() {
         let r = settled(&client, &server.base, id, Duration::from_secs(30)).await;
         assert_eq!(r.status(), 201, "execution {i}");

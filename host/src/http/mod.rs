@@ -38,10 +38,9 @@ use crate::auth::Authenticator;
 use crate::limits::Limits;
 use crate::queue::Queue;
 use crate::runtime::Runtime;
-use crate::model::Model;
 use crate::paging::Clock;
 use crate::rsql::{self, Condition, Selectors};
-use crate::tenants::Tenants;
+use crate::tenants::{Tenant, Tenants};
 
 /// The largest request body accepted (spec: 20 MB).
 pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
@@ -129,7 +128,7 @@ pub fn extensions_router(ctx: ApiContext) -> Router {
 }
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.
-pub(crate) fn filter_condition(filter: Option<&str>, selectors: &dyn Selectors, model: &Model) -> ApiResult<Option<Condition>> {
+pub(crate) fn filter_condition(filter: Option<&str>, selectors: &dyn Selectors, tenant: &Tenant) -> ApiResult<Option<Condition>> {
     let Some(text) = filter else { return Ok(None) };
-    Ok(Some(rsql::compile_text(text, selectors, &model.formats, rsql::Dialect::Sqlite)?))
+    Ok(Some(rsql::compile_text(text, selectors, &tenant.model.formats, tenant.db.dialect())?))
 }

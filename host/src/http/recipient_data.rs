@@ -44,7 +44,7 @@ async fn otm_records(
     let t = &caller.tenant;
     let def = table(t, &name)?;
     let r = resolve(t, &id).await?;
-    let condition = filter_condition(q.filter.as_deref(), def, &t.model)?;
+    let condition = filter_condition(q.filter.as_deref(), def, &t)?;
     let scope = TableRef { sql_name: otm_table(&def.name), def, recipient: Some(r.key) };
     let records = t.db.records(&scope, condition.as_ref()).await?;
     Ok(Json(records.iter().map(|v| wire::record_json(&def.fields, v, &t.model.formats)).collect()))
@@ -108,7 +108,7 @@ async fn matching(t: &Tenant, key: i64, filters: &[NamedFilter]) -> ApiResult<Ve
             true
         } else {
             // Stored filters were validated when the model was applied: a failure is a fault.
-            let condition = rsql::compile_text(&f.filter, &t.model.def, &t.model.formats, rsql::Dialect::Sqlite)
+            let condition = rsql::compile_text(&f.filter, &t.model.def, &t.model.formats, t.db.dialect())
                 .map_err(|e| anyhow::anyhow!("stored filter of {}: {e:?}", f.name))?;
             t.db.recipient_matches(key, &condition).await?
         };

@@ -83,7 +83,7 @@ async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): 
     if q.is_paged()? {
         return Ok(Json(paged::recipients(&ctx, t, &q).await?).into_response());
     }
-    let condition = filter_condition(q.filter.as_deref(), &t.model.def, &t.model)?;
+    let condition = filter_condition(q.filter.as_deref(), &t.model.def, &t)?;
     Ok(stream::json_array(caller.tenant.clone(), condition))
 }
 

@@ -15,7 +15,6 @@ use tokio::sync::mpsc;
 use super::negotiate::JSON_UTF8;
 use super::recipients::recipient_json;
 use crate::rsql::Condition;
-use crate::store::TenantDb;
 use crate::tenants::Tenant;
 
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -23,7 +22,7 @@ const CHUNK_BYTES: usize = 64 * 1024;
 pub(super) fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>) -> Response {
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     tokio::spawn(async move {
-        let sql = TenantDb::recipients_sql(&tenant.model, condition.as_ref());
+        let sql = tenant.db.recipients_sql(&tenant.model, condition.as_ref());
         let rows = tenant.db.recipients_stream(&tenant.model, condition.as_ref(), &sql);
         futures_util::pin_mut!(rows);
         let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);

@@ -172,7 +172,7 @@ mod tests {
     #[tokio::test]
     async fn counts_are_capped_shared_and_start_again_each_day() {
         let dir = tempfile::tempdir().unwrap();
-        let control = ControlDb::open(dir.path()).await.unwrap();
+        let control = ControlDb::open(&crate::store::Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
         let a = DailyCounters::new(control.clone());
         let b = DailyCounters::new(control.clone());
         let noon = DateTime::parse_from_rfc3339("2026-11-22T12:00:00Z").unwrap().timestamp_millis();

@@ -24,6 +24,8 @@ pub(super) struct Dispatcher {
     pub wake: Arc<Notify>,
     pub executor: Arc<Executor>,
     pub writes: mpsc::Sender<Write>,
+    /// This process's node id, recorded on the jobs it claims.
+    pub node: Arc<str>,
 }
 
 /// The runtime executions run on; shut down (without waiting) with the dispatcher.
@@ -83,7 +85,7 @@ impl Dispatcher {
         let mut started = 0;
         for (customer_id, places_for) in allocate(free, share, &queued, &counts) {
             // Fewer may be queued than given: the places left over go out next round.
-            let claimed = match self.control.claim_jobs(&customer_id, places_for, self.clock.now_millis()).await {
+            let claimed = match self.control.claim_jobs(&customer_id, places_for, self.clock.now_millis(), &self.node).await {
                 Ok(c) => c,
                 Err(e) => {
                     tracing::error!(error = %e, "queued extension calls could not be claimed");

@@ -5,6 +5,8 @@
 //! - Durable: the job is committed before the 202 (`writer`, group commit). After a crash or a
 //!   restart, jobs that were queued run; jobs that were running are queued again once, so an
 //!   execution may run twice (at-least-once), and a job interrupted twice fails with that reason.
+//!   With several nodes, each beats in the control plane (`liveness`); the jobs of a node that
+//!   stopped beating are queued again by the others.
 //! - Fair: `dispatch` hands places out by what each instance is running.
 //! - Bounded: each execution ends at its execution limit (or the extension's own shorter
 //!   timeout); results are kept for the retention, then removed.
@@ -12,6 +14,7 @@
 
 mod dispatch;
 mod execute;
+mod liveness;
 mod writer;
 
 use std::path::Path;
@@ -44,6 +47,9 @@ pub struct QueueSettings {
     pub retention: Duration,
     /// How often the queue is looked at without being woken (work queued by other processes).
     pub poll_interval: Duration,
+    /// How long a node may stay silent before its running executions are queued again (it
+    /// beats five times in that span).
+    pub node_timeout: Duration,
 }
 
 impl Default for QueueSettings {
@@ -55,6 +61,7 @@ impl Default for QueueSettings {
             execution_limit: Duration::from_secs(300),
             retention: Duration::from_secs(24 * 3600),
             poll_interval: Duration::from_secs(1),
+            node_timeout: Duration::from_secs(15),
         }
     }
 }
@@ -86,6 +93,7 @@ pub struct Queue {
     clock: Arc<dyn Clock>,
     settings: QueueSettings,
     writes: mpsc::Sender<Write>,
+    node: Arc<str>,
 }
 
 use writer::Write;
@@ -106,13 +114,19 @@ impl Queue {
         settings: QueueSettings,
         workers: Workers,
     ) -> anyhow::Result<(Arc<Queue>, Vec<JoinHandle<()>>)> {
-        let (requeued, failed) = control.recover_jobs(clock.now_millis()).await?;
+        let node: Arc<str> = Arc::from(new_queue_id());
+        control.node_heartbeat(&node).await?;
+        // One process owns an SQLite queue: what is running there was left by its last stop. On
+        // PostgreSQL, only the jobs of nodes that stopped beating are.
+        let alive_since =
+            if control.backend().is_postgres() { crate::store::now_millis() - settings.node_timeout.as_millis() as i64 } else { i64::MAX };
+        let (requeued, failed) = control.recover_jobs(clock.now_millis(), alive_since, &node).await?;
         if requeued + failed > 0 {
-            tracing::warn!(requeued, failed, "extension executions interrupted by the last stop");
+            tracing::warn!(requeued, failed, "extension executions interrupted by the stop of a node");
         }
         let wake = Arc::new(Notify::new());
         let (writes, receiver) = mpsc::channel(4096);
-        let mut tasks = vec![writer::spawn(control.clone(), receiver, wake.clone())];
+        let mut tasks = vec![writer::spawn(control.clone(), node.clone(), receiver, wake.clone())];
         let executor = execute::Executor {
             tenants: workers.tenants,
             runtime: workers.runtime,
@@ -124,6 +138,7 @@ impl Queue {
             .thread_name("herald-async")
             .enable_all()
             .build()?;
+        let dispatcher_wake = wake.clone();
         let dispatcher = dispatch::Dispatcher {
             runtime: dispatch::ExecutionRuntime::new(threads),
             control: control.clone(),
@@ -132,10 +147,12 @@ impl Queue {
             wake,
             executor: Arc::new(executor),
             writes: writes.clone(),
+            node: node.clone(),
         };
         tasks.push(tokio::spawn(dispatcher.run()));
         tasks.push(spawn_sweeper(control.clone(), clock.clone(), settings.retention));
-        Ok((Arc::new(Queue { control, clock, settings, writes }), tasks))
+        tasks.push(liveness::spawn(control.clone(), clock.clone(), node.clone(), settings.node_timeout, dispatcher_wake));
+        Ok((Arc::new(Queue { control, clock, settings, writes, node }), tasks))
     }
 
     /// Stores a call for later execution and returns its queue id once it is durable; `None`
@@ -179,6 +196,12 @@ impl Queue {
 
     pub fn settings(&self) -> &QueueSettings {
         &self.settings
+    }
+
+    /// Leaves the control plane's list of live nodes (a graceful stop): whatever this node
+    /// still runs is queued again by the others at once, not after the node timeout.
+    pub async fn leave(&self) -> StoreResult<()> {
+        self.control.remove_node(&self.node).await
     }
 }
 

@@ -21,7 +21,7 @@ pub(super) enum Write {
     Finish(String, JobOutcome, i64),
 }
 
-pub(super) fn spawn(control: ControlDb, mut writes: mpsc::Receiver<Write>, wake: Arc<Notify>) -> JoinHandle<()> {
+pub(super) fn spawn(control: ControlDb, node: Arc<str>, mut writes: mpsc::Receiver<Write>, wake: Arc<Notify>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut batch = Vec::with_capacity(BATCH);
         while writes.recv_many(&mut batch, BATCH).await > 0 {
@@ -53,8 +53,8 @@ pub(super) fn spawn(control: ControlDb, mut writes: mpsc::Receiver<Write>, wake:
                 }
             }
             if !finished.is_empty() {
-                if let Err(e) = control.finish_jobs(&finished).await {
-                    // The jobs stay `running` and are retried after the next restart.
+                if let Err(e) = control.finish_jobs(&finished, &node).await {
+                    // The jobs stay `running` and are queued again once this node is gone.
                     tracing::error!(error = %e, jobs = finished.len(), "the results of extension executions could not be saved");
                 }
             }

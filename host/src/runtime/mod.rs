@@ -22,6 +22,7 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 pub use config::ExtensionConfig;
 use crate::assets::{MediaArea, RelPath};
+use crate::store::TenantDb;
 use crate::tenants::Tenant;
 pub use invoke::{CallFailure, HttpResponse};
 pub use state::CallState;
@@ -131,19 +132,25 @@ impl Runtime {
         Ok(Ok(validated.config))
     }
 
-    /// The prepared extension of this content, from memory, the artifact cache, or compiled from
-    /// `wasm` as a last resort (an artifact written by another node or a lost cache).
-    pub async fn prepare(self: &Arc<Self>, sha256: &str, wasm: &Path) -> anyhow::Result<Prepared> {
-        let (runtime, sha, wasm) = (Arc::clone(self), sha256.to_string(), wasm.to_path_buf());
+    /// The prepared extension of this content, from memory, or else from the artifact cache, or
+    /// compiled as a last resort (an upload through another node, or a lost cache). The component
+    /// comes from the instance's database, where every node finds it (an extension uploaded
+    /// before components were kept there: from its file, `legacy_file`).
+    pub async fn prepare(self: &Arc<Self>, sha256: &str, db: &TenantDb, legacy_file: &Path) -> anyhow::Result<Prepared> {
+        let (runtime, sha) = (Arc::clone(self), sha256.to_string());
         self.prepared
             .try_get_with(sha256.to_string(), async move {
+                let wasm = match db.extension_content(&sha).await? {
+                    Some(bytes) => bytes,
+                    None => tokio::fs::read(legacy_file).await?,
+                };
                 tokio::task::spawn_blocking(move || runtime.load(&sha, &wasm)).await?
             })
             .await
             .map_err(|e: Arc<anyhow::Error>| anyhow::anyhow!("{e:#}"))
     }
 
-    fn load(&self, sha256: &str, wasm: &Path) -> anyhow::Result<Prepared> {
+    fn load(&self, sha256: &str, wasm: &[u8]) -> anyhow::Result<Prepared> {
         let artifact = self.artifact(sha256);
         // SAFETY: the artifact was written by this runtime (`validate` or below) into the
         // operator's data directory, from a component it compiled itself; wasmtime also checks
@@ -153,12 +160,15 @@ impl Runtime {
             Ok(c) => c,
             Err(_) => {
                 self.compilations.fetch_add(1, Ordering::Relaxed);
-                let c = Component::from_file(&self.engine, wasm)?;
-                std::fs::write(&artifact, c.serialize()?)?;
+                let c = Component::new(&self.engine, wasm)?;
+                // Written aside and renamed, so a node reading it meanwhile never sees half.
+                let temp = artifact.with_extension(format!("tmp{}", std::process::id()));
+                std::fs::write(&temp, c.serialize()?)?;
+                std::fs::rename(&temp, &artifact)?;
                 c
             }
         };
-        let bytes_config = config::read(&std::fs::read(wasm)?).map_err(anyhow::Error::msg)?;
+        let bytes_config = config::read(wasm).map_err(anyhow::Error::msg)?;
         let pre = ProxyPre::new(self.linker.instantiate_pre(&component)?)?;
         Ok(Prepared { pre, config: bytes_config })
     }
@@ -182,7 +192,7 @@ impl Runtime {
         if record.kind != "http" {
             return Ok(None);
         }
-        let wasm = MediaArea::new(data_dir, tenant.customer_id()).extension(&rel);
-        Ok(Some(self.prepare(&record.sha256, &wasm).await?))
+        let legacy_file = MediaArea::new(data_dir, tenant.customer_id()).extension(&rel);
+        Ok(Some(self.prepare(&record.sha256, &tenant.db, &legacy_file).await?))
     }
 }

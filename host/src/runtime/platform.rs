@@ -14,7 +14,8 @@ use crate::model::{FieldType, Model, Value};
 use crate::rsql;
 use crate::model::TableDef;
 use crate::store::tenant::{gdt_table, otm_table, EntryOutcome, TableRef};
-use crate::store::{StoreError, TenantDb};
+use crate::store::StoreError;
+use crate::tenants::Tenant;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -78,11 +79,11 @@ fn to_wit(value: &Value) -> WitValue {
 }
 
 /// An optional RSQL filter (empty: none) compiled against `selectors`; errors are the guest's.
-fn condition(filter: &str, selectors: &dyn rsql::Selectors, model: &Model) -> Answer<Option<rsql::Condition>> {
+fn condition(filter: &str, selectors: &dyn rsql::Selectors, tenant: &Tenant) -> Answer<Option<rsql::Condition>> {
     if filter.trim().is_empty() {
         return Ok(None);
     }
-    rsql::compile_text(filter, selectors, &model.formats, rsql::Dialect::Sqlite).map(Some).map_err(|e| match e {
+    rsql::compile_text(filter, selectors, &tenant.model.formats, tenant.db.dialect()).map(Some).map_err(|e| match e {
         rsql::FilterError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
         rsql::FilterError::Invalid(m) => invalid(m),
     })
@@ -115,8 +116,8 @@ impl recipients_read::Host for CallState {
     async fn find(&mut self, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
         let tenant = Arc::clone(&self.tenant);
         let (db, model) = (&tenant.db, &tenant.model);
-        let condition = condition(&filter, &model.def, model)?;
-        let sql = TenantDb::recipients_sql(model, condition.as_ref());
+        let condition = condition(&filter, &model.def, &tenant)?;
+        let sql = db.recipients_sql(model, condition.as_ref());
         let rows = db.recipients_stream(model, condition.as_ref(), &sql).take(limit.min(MAX_FIND) as usize);
         futures_util::pin_mut!(rows);
         let mut out = Vec::new();
@@ -264,7 +265,7 @@ impl tables::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let model = &tenant.model;
         let scope = gdt(model, &table)?;
-        let condition = condition(&filter, scope.def, model)?;
+        let condition = condition(&filter, scope.def, &tenant)?;
         let records = tenant.db.records(&scope, condition.as_ref()).await.map_err(from_store)?;
         Ok(records.iter().take(limit.min(MAX_FIND) as usize).map(|r| table_fields(scope.def, r)).collect())
     }

@@ -1,11 +1,10 @@
 //! The control plane: instances, credentials and server settings.
 
-use std::path::Path;
-
+use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::sqlite::{self, Pools};
-use super::{now_millis, StoreResult};
+use super::db::Db;
+use super::{now_millis, Backend, StoreResult, TenantDb};
 use crate::model::{DataModel, InstanceSettings};
 
 /// An instance as stored.
@@ -28,34 +27,49 @@ pub struct CredentialRecord {
 
 #[derive(Debug, Clone)]
 pub struct ControlDb {
-    pub(super) pools: Pools,
+    pub(super) db: Db,
+    backend: Backend,
 }
 
 impl ControlDb {
-    pub async fn open(data_dir: &Path) -> anyhow::Result<ControlDb> {
-        let pools = sqlite::open(&data_dir.join("control.db")).await?;
-        sqlx::migrate!("./migrations/control").run(&pools.write).await?;
-        Ok(ControlDb { pools })
+    /// Opens the control plane of `backend`, bringing its tables up to date.
+    pub async fn open(backend: &Backend) -> anyhow::Result<ControlDb> {
+        let db = backend.open_control().await?;
+        match backend {
+            Backend::Sqlite { .. } => sqlx::migrate!("./migrations/control").run(&db.write).await?,
+            Backend::Postgres { .. } => sqlx::migrate!("./migrations/control-postgres").run(&db.write).await?,
+        }
+        Ok(ControlDb { db, backend: backend.clone() })
+    }
+
+    /// Where this control plane and its instances' data live.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Opens the store of instance `customer_id` on the same backend.
+    pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
+        self.backend.open_tenant(customer_id).await
     }
 
     pub async fn instance(&self, customer_id: &str) -> StoreResult<Option<InstanceRecord>> {
-        let row = sqlx::query("SELECT settings, model, revision FROM instances WHERE customer_id = ?")
+        let row = sqlx::query(&self.db.sql("SELECT settings, model, revision FROM instances WHERE customer_id = ?"))
             .bind(customer_id)
-            .fetch_optional(&self.pools.read)
+            .fetch_optional(&self.db.read)
             .await?;
         row.map(|r| decode_instance(&r)).transpose()
     }
 
     pub async fn instances(&self) -> StoreResult<Vec<InstanceRecord>> {
         let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id")
-            .fetch_all(&self.pools.read)
+            .fetch_all(&self.db.read)
             .await?;
         rows.iter().map(decode_instance).collect()
     }
 
     /// The revision of every instance: cheap enough to poll for changes.
     pub async fn revisions(&self) -> StoreResult<Vec<(String, i64)>> {
-        let rows = sqlx::query("SELECT customer_id, revision FROM instances").fetch_all(&self.pools.read).await?;
+        let rows = sqlx::query("SELECT customer_id, revision FROM instances").fetch_all(&self.db.read).await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
@@ -64,7 +78,7 @@ impl ControlDb {
         let settings_json = serde_json::to_string(settings).expect("settings serialise");
         let model_json = serde_json::to_string(model).expect("model serialises");
         let now = now_millis();
-        let row = sqlx::query(
+        let sql = self.db.sql(
             "INSERT INTO instances (customer_id, settings, model, revision, created_at, updated_at)
              VALUES (?, ?, ?, 1, ?, ?)
              ON CONFLICT (customer_id) DO UPDATE SET
@@ -72,13 +86,14 @@ impl ControlDb {
                revision = instances.revision + 1, updated_at = excluded.updated_at
              WHERE instances.settings <> excluded.settings OR instances.model <> excluded.model
              RETURNING revision",
-        )
+        );
+        let row = sqlx::query(&sql)
         .bind(&settings.customer_id)
         .bind(settings_json)
         .bind(model_json)
         .bind(now)
         .bind(now)
-        .fetch_optional(&self.pools.write)
+        .fetch_optional(&self.db.write)
         .await?;
         match row {
             Some(r) => Ok(r.get(0)),
@@ -94,96 +109,96 @@ impl ControlDb {
         scope: &str,
         description: &str,
     ) -> StoreResult<()> {
-        sqlx::query(
+        sqlx::query(&self.db.sql(
             "INSERT INTO credentials (client_id, customer_id, secret_hash, scope, description, created_at)
              VALUES (?, ?, ?, ?, ?, ?)",
-        )
+        ))
         .bind(client_id)
         .bind(customer_id)
         .bind(secret_hash)
         .bind(scope)
         .bind(description)
         .bind(now_millis())
-        .execute(&self.pools.write)
+        .execute(&self.db.write)
         .await?;
         Ok(())
     }
 
     pub async fn credential(&self, client_id: &str) -> StoreResult<Option<CredentialRecord>> {
-        let row = sqlx::query(
-            "SELECT client_id, customer_id, secret_hash, scope, revoked_at IS NOT NULL FROM credentials WHERE client_id = ?",
-        )
+        let row = sqlx::query(&self.db.sql(
+            "SELECT client_id, customer_id, secret_hash, scope, revoked_at FROM credentials WHERE client_id = ?",
+        ))
         .bind(client_id)
-        .fetch_optional(&self.pools.read)
+        .fetch_optional(&self.db.read)
         .await?;
         Ok(row.map(|r| CredentialRecord {
             client_id: r.get(0),
             customer_id: r.get(1),
             secret_hash: r.get(2),
             scope: r.get(3),
-            revoked: r.get(4),
+            revoked: r.get::<Option<i64>, _>(4).is_some(),
         }))
     }
 
     pub async fn revoke_credential(&self, client_id: &str) -> StoreResult<bool> {
-        let done = sqlx::query("UPDATE credentials SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL")
+        let done = sqlx::query(&self.db.sql("UPDATE credentials SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL"))
             .bind(now_millis())
             .bind(client_id)
-            .execute(&self.pools.write)
+            .execute(&self.db.write)
             .await?;
         Ok(done.rows_affected() == 1)
     }
 
     /// Calls counted for an instance on a UTC day.
     pub async fn daily_usage(&self, customer_id: &str, day: &str) -> StoreResult<u64> {
-        let row = sqlx::query("SELECT calls FROM daily_usage WHERE customer_id = ? AND day = ?")
+        let row = sqlx::query(&self.db.sql("SELECT calls FROM daily_usage WHERE customer_id = ? AND day = ?"))
             .bind(customer_id)
             .bind(day)
-            .fetch_optional(&self.pools.read)
+            .fetch_optional(&self.db.read)
             .await?;
         Ok(row.map(|r| r.get::<i64, _>(0) as u64).unwrap_or(0))
     }
 
     /// Adds `calls` to an instance's count for a UTC day; returns the new total (all nodes').
     pub async fn add_daily_usage(&self, customer_id: &str, day: &str, calls: u64) -> StoreResult<u64> {
-        let row = sqlx::query(
+        let row = sqlx::query(&self.db.sql(
             "INSERT INTO daily_usage (customer_id, day, calls) VALUES (?, ?, ?)
              ON CONFLICT (customer_id, day) DO UPDATE SET calls = daily_usage.calls + excluded.calls
              RETURNING calls",
-        )
+        ))
         .bind(customer_id)
         .bind(day)
         .bind(calls as i64)
-        .fetch_one(&self.pools.write)
+        .fetch_one(&self.db.write)
         .await?;
         Ok(row.get::<i64, _>(0) as u64)
     }
 
     /// Forgets counts of days before `day` (kept a week for the operator's curiosity).
     pub async fn prune_daily_usage(&self, before_day: &str) -> StoreResult<()> {
-        sqlx::query("DELETE FROM daily_usage WHERE day < ?").bind(before_day).execute(&self.pools.write).await?;
+        sqlx::query(&self.db.sql("DELETE FROM daily_usage WHERE day < ?")).bind(before_day).execute(&self.db.write).await?;
         Ok(())
     }
 
     pub async fn setting(&self, key: &str) -> StoreResult<Option<String>> {
-        let row = sqlx::query("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pools.read).await?;
+        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?")).bind(key).fetch_optional(&self.db.read).await?;
         Ok(row.map(|r| r.get(0)))
     }
 
     /// Stores `value` under `key` unless a value is there already; returns the value that holds.
     /// Several nodes starting at once thus agree on one value (the token signing key).
     pub async fn setting_or_insert(&self, key: &str, value: &str) -> StoreResult<String> {
-        sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+        sqlx::query(&self.db.sql("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"))
             .bind(key)
             .bind(value)
-            .execute(&self.pools.write)
+            .execute(&self.db.write)
             .await?;
-        let row = sqlx::query("SELECT value FROM settings WHERE key = ?").bind(key).fetch_one(&self.pools.write).await?;
+        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?")).bind(key).fetch_one(&self.db.write).await?;
         Ok(row.get(0))
     }
 }
 
-fn decode_instance(row: &sqlx::sqlite::SqliteRow) -> StoreResult<InstanceRecord> {
+fn decode_instance(row: &AnyRow) -> StoreResult<InstanceRecord> {
     let settings: String = row.get(0);
     let model: String = row.get(1);
     let corrupt = |e: serde_json::Error| super::StoreError::Db(sqlx::Error::Decode(Box::new(e)));

@@ -2,9 +2,10 @@
 //! are inserted and finished in batches (one transaction each, see `queue::writer`), claimed per
 //! instance by the dispatcher, read by the status endpoints, and swept after their retention.
 
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::db::Dialect;
 use super::{ControlDb, StoreResult};
 
 /// A request accepted for later execution, as the extension will receive it.
@@ -75,12 +76,13 @@ const CLAIMED_COLUMNS: &str = "id, customer_id, extension, method, uri, headers,
 impl ControlDb {
     /// Stores accepted jobs in one transaction: when this returns, they survive a crash.
     pub async fn insert_jobs(&self, jobs: &[NewJob]) -> StoreResult<()> {
-        let mut tx = self.pools.write.begin().await?;
+        let sql = self.db.sql(
+            "INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, method, uri, headers, body)
+             VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
+        );
+        let mut tx = self.db.write.begin().await?;
         for job in jobs {
-            sqlx::query(
-                "INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, method, uri, headers, body)
-                 VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
-            )
+            sqlx::query(&sql)
             .bind(&job.id)
             .bind(&job.customer_id)
             .bind(&job.extension)
@@ -102,10 +104,11 @@ impl ControlDb {
     pub async fn queued_instances(&self) -> StoreResult<Vec<String>> {
         let mut instances = Vec::new();
         let mut after = String::new();
+        let sql = self.db.sql("SELECT MIN(customer_id) FROM extension_jobs WHERE state = 'queued' AND customer_id > ?");
         loop {
-            let next: Option<String> = sqlx::query_scalar("SELECT MIN(customer_id) FROM extension_jobs WHERE state = 'queued' AND customer_id > ?")
+            let next: Option<String> = sqlx::query_scalar(&sql)
                 .bind(&after)
-                .fetch_one(&self.pools.read)
+                .fetch_one(&self.db.read)
                 .await?;
             match next {
                 Some(id) => {
@@ -117,33 +120,45 @@ impl ControlDb {
         }
     }
 
-    /// Takes up to `limit` of an instance's oldest queued jobs for execution. The claim is not
-    /// flushed to disk on its own (see `relaxed`): lost to a power cut, the job is queued again.
-    pub async fn claim_jobs(&self, customer_id: &str, limit: usize, now: i64) -> StoreResult<Vec<ClaimedJob>> {
-        let mut conn = self.pools.write.acquire().await?;
-        relax(&mut conn).await?;
+    /// Takes up to `limit` of an instance's oldest queued jobs for execution on node `node`. The
+    /// claim is not flushed to disk on its own (see `relax`): lost to a power cut, the job is
+    /// queued again. Nodes sharing a PostgreSQL database skip the rows another node is claiming.
+    pub async fn claim_jobs(&self, customer_id: &str, limit: usize, now: i64, node: &str) -> StoreResult<Vec<ClaimedJob>> {
+        let skip_locked = if self.db.dialect == Dialect::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
+        let sql = self.db.sql_string(format!(
+            "UPDATE extension_jobs SET state = 'running', started_at = ?, attempts = attempts + 1, node = ?
+             WHERE state = 'queued' AND seq IN (
+               SELECT seq FROM extension_jobs WHERE state = 'queued' AND customer_id = ? ORDER BY seq LIMIT ?{skip_locked})
+             RETURNING {CLAIMED_COLUMNS}"
+        ));
+        let mut conn = self.db.write.acquire().await?;
+        relax(&mut conn, self.db.dialect).await?;
         let claimed = async {
-                sqlx::query(&format!(
-                    "UPDATE extension_jobs SET state = 'running', started_at = ?, attempts = attempts + 1
-                     WHERE seq IN (SELECT seq FROM extension_jobs WHERE state = 'queued' AND customer_id = ? ORDER BY seq LIMIT ?)
-                     RETURNING {CLAIMED_COLUMNS}"
-                ))
+                sqlx::query(&sql)
                 .bind(now)
+                .bind(node)
                 .bind(customer_id)
                 .bind(limit as i64)
                 .fetch_all(&mut *conn)
                 .await
         }
         .await;
-        let claimed = restore(&mut conn, claimed).await?;
+        let claimed = restore(&mut conn, self.db.dialect, claimed).await?;
         claimed.iter().map(decode_claimed).collect()
     }
 
     /// Records how executions ended, in one transaction, not flushed on its own (`relaxed`): a
     /// result lost to a power cut leaves its job `running`, and the next start runs it again.
-    pub async fn finish_jobs(&self, finished: &[(String, JobOutcome, i64)]) -> StoreResult<()> {
-        let mut conn = self.pools.write.acquire().await?;
-        relax(&mut conn).await?;
+    /// Only jobs still running on `node` are finished: a job queued again meanwhile (its node
+    /// was taken for gone) belongs to its new run.
+    pub async fn finish_jobs(&self, finished: &[(String, JobOutcome, i64)], node: &str) -> StoreResult<()> {
+        let sql = self.db.sql(
+            "UPDATE extension_jobs SET state = ?, finished_at = ?, response_status = ?, response_headers = ?,
+             response_body = ?, outcome = ?, method = '', uri = '', headers = '[]', body = ?
+             WHERE id = ? AND state = 'running' AND node = ?",
+        );
+        let mut conn = self.db.write.acquire().await?;
+        relax(&mut conn, self.db.dialect).await?;
         let written = async {
                 let mut tx = sqlx::Connection::begin(&mut *conn).await?;
                 for (id, outcome, at) in finished {
@@ -152,36 +167,34 @@ impl ControlDb {
                         JobOutcome::Deadline => ("failed", None, None, None, Some("deadline")),
                         JobOutcome::Failed(reason) => ("failed", None, None, None, Some(reason.as_str())),
                     };
-                    sqlx::query(
-                        "UPDATE extension_jobs SET state = ?, finished_at = ?, response_status = ?, response_headers = ?,
-                         response_body = ?, outcome = ?, method = '', uri = '', headers = '[]', body = x''
-                         WHERE id = ? AND state = 'running'",
-                    )
+                    sqlx::query(&sql)
                     .bind(state)
                     .bind(at)
                     .bind(status)
                     .bind(headers)
                     .bind(body)
                     .bind(reason)
+                    .bind(Vec::<u8>::new())
                     .bind(id)
+                    .bind(node)
                     .execute(&mut *tx)
                     .await?;
                 }
                 tx.commit().await
         }
         .await;
-        restore(&mut conn, written).await?;
+        restore(&mut conn, self.db.dialect, written).await?;
         Ok(())
     }
 
     /// A job by its queue id.
     pub async fn job(&self, id: &str) -> StoreResult<Option<JobView>> {
-        let row = sqlx::query(
+        let row = sqlx::query(&self.db.sql(
             "SELECT customer_id, state, accepted_at, finished_at, response_status, response_headers, response_body, outcome
              FROM extension_jobs WHERE id = ?",
-        )
+        ))
         .bind(id)
-        .fetch_optional(&self.pools.read)
+        .fetch_optional(&self.db.read)
         .await?;
         let Some(r) = row else { return Ok(None) };
         let state = match r.get::<&str, _>(1) {
@@ -197,33 +210,31 @@ impl ControlDb {
         Ok(Some(JobView { customer_id: r.get(0), state, finished_at: r.get(3) }))
     }
 
-    /// After a restart of the process that owns the queue: jobs it was running go back to the
-    /// queue once (at-least-once execution); a job interrupted twice is failed with the reason.
-    /// Returns (requeued, failed).
-    pub async fn recover_jobs(&self, now: i64) -> StoreResult<(u64, u64)> {
-        let mut tx = self.pools.write.begin().await?;
-        let failed = sqlx::query(
+    /// Jobs whose node is gone (no heartbeat since `alive_since`, wall-clock milliseconds; or
+    /// none recorded) go back to the queue once (at-least-once execution); a job interrupted
+    /// twice is failed with the reason. `own` is the calling node, never taken for gone. With
+    /// `alive_since` = `i64::MAX`, every other node counts as gone: the restart of the one
+    /// process that owns an SQLite queue. Returns (requeued, failed).
+    pub async fn recover_jobs(&self, now: i64, alive_since: i64, own: &str) -> StoreResult<(u64, u64)> {
+        const ORPHANED: &str = "state = 'running' AND (node IS NULL OR (node <> ? AND node NOT IN (SELECT id FROM nodes WHERE heartbeat_at >= ?)))";
+        let fail = self.db.sql_string(format!(
             "UPDATE extension_jobs SET state = 'failed', finished_at = ?,
              outcome = 'interrupted by a restart twice; not retried again'
-             WHERE state = 'running' AND attempts >= 2",
-        )
-        .bind(now)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        let requeued = sqlx::query("UPDATE extension_jobs SET state = 'queued', started_at = NULL WHERE state = 'running'")
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+             WHERE attempts >= 2 AND {ORPHANED}"
+        ));
+        let requeue = self.db.sql_string(format!("UPDATE extension_jobs SET state = 'queued', started_at = NULL, node = NULL WHERE {ORPHANED}"));
+        let mut tx = self.db.write.begin().await?;
+        let failed = sqlx::query(&fail).bind(now).bind(own).bind(alive_since).execute(&mut *tx).await?.rows_affected();
+        let requeued = sqlx::query(&requeue).bind(own).bind(alive_since).execute(&mut *tx).await?.rows_affected();
         tx.commit().await?;
         Ok((requeued, failed))
     }
 
     /// Removes finished jobs older than `before`; returns how many.
     pub async fn sweep_jobs(&self, before: i64) -> StoreResult<u64> {
-        let done = sqlx::query("DELETE FROM extension_jobs WHERE finished_at IS NOT NULL AND finished_at < ?")
+        let done = sqlx::query(&self.db.sql("DELETE FROM extension_jobs WHERE finished_at IS NOT NULL AND finished_at < ?"))
             .bind(before)
-            .execute(&self.pools.write)
+            .execute(&self.db.write)
             .await?;
         Ok(done.rows_affected())
     }
@@ -237,7 +248,7 @@ fn decode_headers(text: &str) -> StoreResult<Vec<(String, String)>> {
     serde_json::from_str(text).map_err(|e| super::StoreError::Db(sqlx::Error::Decode(Box::new(e))))
 }
 
-fn decode_claimed(r: &SqliteRow) -> StoreResult<ClaimedJob> {
+fn decode_claimed(r: &AnyRow) -> StoreResult<ClaimedJob> {
     Ok(ClaimedJob {
         id: r.get(0),
         customer_id: r.get(1),
@@ -251,19 +262,28 @@ fn decode_claimed(r: &SqliteRow) -> StoreResult<ClaimedJob> {
     })
 }
 
-type Connection = sqlx::pool::PoolConnection<sqlx::Sqlite>;
+type Connection = sqlx::pool::PoolConnection<sqlx::Any>;
 
-/// Sets the writer to `synchronous = NORMAL` for one piece of work: in WAL mode its commit is not
-/// flushed by itself, only with the next fully synchronous commit (an insert of accepted jobs) or
-/// checkpoint. For claims and results, whose loss only means running a job again. `restore` must
-/// follow, whatever the work did.
-async fn relax(conn: &mut Connection) -> Result<(), sqlx::Error> {
-    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut **conn).await.map(|_| ())
+/// Lets the writer's commits skip the flush for one piece of work. On SQLite (WAL), with
+/// `synchronous = NORMAL`, a commit is flushed only with the next fully synchronous commit (an
+/// insert of accepted jobs) or checkpoint; on PostgreSQL, `synchronous_commit = off` acknowledges
+/// a commit before its WAL reaches the disk. For claims and results, whose loss only means
+/// running a job again. `restore` must follow, whatever the work did.
+async fn relax(conn: &mut Connection, dialect: Dialect) -> Result<(), sqlx::Error> {
+    let sql = match dialect {
+        Dialect::Sqlite => "PRAGMA synchronous = NORMAL",
+        Dialect::Postgres => "SET synchronous_commit = off",
+    };
+    sqlx::query(sql).execute(&mut **conn).await.map(|_| ())
 }
 
-/// Puts the writer back to `synchronous = FULL` and passes on the work's result.
-async fn restore<T>(conn: &mut Connection, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
-    if let Err(e) = sqlx::query("PRAGMA synchronous = FULL").execute(&mut **conn).await {
+/// Puts the writer back to fully synchronous commits and passes on the work's result.
+async fn restore<T>(conn: &mut Connection, dialect: Dialect, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+    let sql = match dialect {
+        Dialect::Sqlite => "PRAGMA synchronous = FULL",
+        Dialect::Postgres => "SET synchronous_commit = on",
+    };
+    if let Err(e) = sqlx::query(sql).execute(&mut **conn).await {
         // Never hand back a writer that no longer flushes: close it; the pool opens a new one.
         conn.close_on_drop();
         return Err(e);

@@ -1,15 +1,20 @@
-//! Persistence. The control plane (instances, credentials, settings) lives in one database; each
-//! instance's data lives in its own SQLite file, in typed tables generated from its data model.
+//! Persistence. The control plane (instances, credentials, settings, the queue) lives in one
+//! database; each instance's data lives in its own, in typed tables generated from its data
+//! model. The `Backend` says where: SQLite files under the data directory (the embedded default),
+//! or schemas of one PostgreSQL database shared by several nodes.
 //!
 //! Every SQL text built here holds only `?` placeholders for values and quoted identifiers that
 //! the model validated; values are always bound.
 
 pub mod control;
+pub mod db;
 pub mod jobs;
-mod sqlite;
+pub mod nodes;
 pub mod tenant;
 
 use std::path::{Path, PathBuf};
+
+use db::Db;
 
 pub use control::ControlDb;
 pub use tenant::TenantDb;
@@ -28,6 +33,49 @@ pub enum StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Where the databases live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// `control.db` and `instances/<customerId>/data.db` under the data directory.
+    Sqlite { data_dir: PathBuf },
+    /// One PostgreSQL database: schema `herald` for the control plane, `instance_<customerId>`
+    /// for each instance.
+    Postgres { url: String },
+}
+
+impl Backend {
+    /// The embedded SQLite store under `data_dir`, or the PostgreSQL database at `database_url`.
+    pub fn new(data_dir: &Path, database_url: Option<&str>) -> anyhow::Result<Backend> {
+        match database_url.map(str::trim).filter(|u| !u.is_empty()) {
+            None => Ok(Backend::Sqlite { data_dir: data_dir.to_path_buf() }),
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(Backend::Postgres { url: url.to_string() })
+            }
+            Some(_) => anyhow::bail!("--database-url must be a postgres:// or postgresql:// URL (without it, Herald uses SQLite in the data directory)"),
+        }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, Backend::Postgres { .. })
+    }
+
+    async fn open_control(&self) -> Result<Db, sqlx::Error> {
+        match self {
+            Backend::Sqlite { data_dir } => Db::open_sqlite(&data_dir.join("control.db")).await,
+            Backend::Postgres { url } => Db::open_postgres(url, "herald").await,
+        }
+    }
+
+    /// Opens instance `customer_id`'s store (its tables are made by `TenantDb::ensure_schema`).
+    pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
+        let db = match self {
+            Backend::Sqlite { data_dir } => Db::open_sqlite(&instance_dir(data_dir, customer_id).join("data.db")).await?,
+            Backend::Postgres { url } => Db::open_postgres(url, &format!("instance_{customer_id}")).await?,
+        };
+        Ok(TenantDb::new(db))
+    }
+}
 
 /// Where an instance's files live under the data directory.
 pub fn instance_dir(data_dir: &Path, customer_id: &str) -> PathBuf {

@@ -2,13 +2,12 @@
 //! to its model. Everything is checked before anything is written: an invalid model or a change
 //! that would lose data is refused as a whole, with every reason.
 
-use std::path::Path;
 
 use anyhow::{bail, Context};
 
 use crate::model::evolve::{self, Change};
 use crate::model::{validate_settings, DefinitionFile, Model};
-use crate::store::{ControlDb, StoreError, TenantDb};
+use crate::store::{ControlDb, StoreError};
 
 /// What applying did to one instance.
 #[derive(Debug)]
@@ -18,7 +17,7 @@ pub struct Applied {
     pub changes: Vec<Change>,
 }
 
-pub async fn apply(data_dir: &Path, control: &ControlDb, file: &DefinitionFile) -> anyhow::Result<Vec<Applied>> {
+pub async fn apply(control: &ControlDb, file: &DefinitionFile) -> anyhow::Result<Vec<Applied>> {
     if file.instances.is_empty() {
         bail!("the definition names no [[instance]]");
     }
@@ -53,7 +52,7 @@ pub async fn apply(data_dir: &Path, control: &ControlDb, file: &DefinitionFile) 
     let model = model.expect("no problems, so the model is valid");
     let mut applied = Vec::new();
     for (settings, created, changes) in plans {
-        let db = TenantDb::open(data_dir, &settings.customer_id).await?;
+        let db = control.open_tenant(&settings.customer_id).await?;
         db.ensure_schema(&model).await.map_err(|e| match e {
             StoreError::Invalid(m) => anyhow::anyhow!("instance {}: {m}", settings.customer_id),
             e => anyhow::Error::new(e).context(format!("instance {}: updating its tables", settings.customer_id)),

@@ -1,8 +1,6 @@
 //! The demo instances of the embedded default (shared/spec/demo-instance.md): created on the
 //! first start of an empty data directory, left as they are afterwards.
 
-use std::path::Path;
-
 use crate::auth::secret;
 use crate::model::{DefinitionFile, DEMO};
 use crate::store::ControlDb;
@@ -19,7 +17,7 @@ const CREATED_FLAG: &str = "demo_created";
 
 /// Creates the demo instances and credentials unless they were created before. Returns whether
 /// demo mode is on (the demo was created now or earlier).
-pub async fn ensure(data_dir: &Path, control: &ControlDb) -> anyhow::Result<bool> {
+pub async fn ensure(control: &ControlDb) -> anyhow::Result<bool> {
     if control.setting(CREATED_FLAG).await?.is_some() {
         return Ok(true);
     }
@@ -28,10 +26,14 @@ pub async fn ensure(data_dir: &Path, control: &ControlDb) -> anyhow::Result<bool
         return Ok(false);
     }
     let file = DefinitionFile::from_toml(DEMO).map_err(anyhow::Error::msg)?;
-    super::apply(data_dir, control, &file).await?;
+    super::apply(control, &file).await?;
     for (instance, id, secret, scope) in DEMO_CREDENTIALS {
         if control.credential(id).await?.is_none() {
-            control.insert_credential(id, instance, &secret::hash(secret), scope, "demo credential").await?;
+            let inserted = control.insert_credential(id, instance, &secret::hash(secret), scope, "demo credential").await;
+            // Another node starting on the same empty database may have inserted it meanwhile.
+            if inserted.is_err() && control.credential(id).await?.is_none() {
+                inserted?;
+            }
         }
     }
     control.setting_or_insert(CREATED_FLAG, "true").await?;

@@ -5,7 +5,6 @@ mod apply;
 pub mod demo;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -32,14 +31,13 @@ impl Tenant {
 
 /// The instances of this server, reloaded when the control plane says they changed.
 pub struct Tenants {
-    data_dir: PathBuf,
     control: ControlDb,
     map: RwLock<HashMap<String, Arc<Tenant>>>,
 }
 
 impl Tenants {
-    pub async fn load(data_dir: &Path, control: ControlDb) -> anyhow::Result<Arc<Tenants>> {
-        let tenants = Arc::new(Tenants { data_dir: data_dir.to_path_buf(), control, map: RwLock::new(HashMap::new()) });
+    pub async fn load(control: ControlDb) -> anyhow::Result<Arc<Tenants>> {
+        let tenants = Arc::new(Tenants { control, map: RwLock::new(HashMap::new()) });
         tenants.refresh().await?;
         Ok(tenants)
     }
@@ -79,7 +77,7 @@ impl Tenants {
         let model = Model::new(record.model).map_err(anyhow::Error::msg)?;
         let db = match current {
             Some(t) => t.db.clone(),
-            None => TenantDb::open(&self.data_dir, &record.settings.customer_id).await?,
+            None => self.control.open_tenant(&record.settings.customer_id).await?,
         };
         Ok(Tenant { settings: record.settings, model, db, revision: record.revision })
     }

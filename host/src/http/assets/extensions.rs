@@ -13,7 +13,6 @@ use serde_json::{json, Value as Json_};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
-use crate::assets::list;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::ApiContext;
@@ -58,8 +57,11 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
         Err(message) => return Err(ApiError::BadRequest(message)),
     }
     let record = ExtensionRecord { path: path.as_text(), kind, size: file.size, sha256: file.sha256.clone() };
+    // The component goes into the instance's database, where every node finds it; the file
+    // in the media area is this node's copy.
+    let content = tokio::fs::read(file.temp.path()).await.map_err(io_fault)?;
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
-    tenant.db.put_extension(&record).await?;
+    tenant.db.put_extension(&record, &content).await?;
     let mut body = stored("extensions", &path, record.size);
     body["type"] = record.kind.into();
     body["sha256"] = record.sha256.into();
@@ -86,23 +88,27 @@ async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form)
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Listed from the records, which every node shares (a node need not hold the files).
 async fn list_extensions(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
     let folder = q.folder()?;
-    let media = media(&ctx, &caller.tenant);
-    let Some(entries) = list(&media.extensions_root().join(folder.to_fs())).await.map_err(io_fault)? else {
-        return if folder.is_root() { Ok(Json(Vec::new())) } else { Err(ApiError::NotFound) };
-    };
-    // One query for the folder's records, not one per file.
     let prefix = if folder.is_root() { String::new() } else { format!("{}/", folder.as_text()) };
-    let records: std::collections::HashMap<String, _> =
-        caller.tenant.db.extensions(&prefix).await?.into_iter().map(|r| (r.path.clone(), r)).collect();
-    let mut out = Vec::new();
-    for e in entries {
-        if e.is_folder {
-            out.push(json!({ "name": e.name, "isFolder": true }));
-        } else if let Some(record) = records.get(&folder.join(&e.name).as_text()) {
-            out.push(json!({ "name": e.name, "isFolder": false, "type": record.kind, "size": record.size }));
+    let records = caller.tenant.db.extensions(&prefix).await?;
+    if records.is_empty() && !folder.is_root() {
+        // A folder whose last extension was deleted here still exists; elsewhere it never did.
+        let local = media(&ctx, &caller.tenant).extensions_root().join(folder.to_fs());
+        return if tokio::fs::metadata(&local).await.is_ok_and(|m| m.is_dir()) { Ok(Json(Vec::new())) } else { Err(ApiError::NotFound) };
+    }
+    let mut folders = std::collections::BTreeSet::new();
+    let mut files = Vec::new();
+    for record in &records {
+        match record.path[prefix.len()..].split_once('/') {
+            Some((sub, _)) => {
+                folders.insert(sub.to_string());
+            }
+            None => files.push(json!({ "name": &record.path[prefix.len()..], "isFolder": false, "type": record.kind, "size": record.size })),
         }
     }
+    let mut out: Vec<Json_> = folders.into_iter().map(|name| json!({ "name": name, "isFolder": true })).collect();
+    out.extend(files);
     Ok(Json(out))
 }

@@ -1,20 +1,24 @@
-//! How typed values are stored: numbers as REAL, booleans as INTEGER 0/1, dates as
-//! `YYYY-MM-DD` and timestamps as `YYYY-MM-DDTHH:MM:SS.mmm` text (fixed width, so text order
-//! is time order and range filters use indexes).
+//! How typed values are stored: numbers as REAL (DOUBLE PRECISION on PostgreSQL), booleans as
+//! INTEGER 0/1 (BOOLEAN on PostgreSQL), dates as `YYYY-MM-DD` and timestamps as
+//! `YYYY-MM-DDTHH:MM:SS.mmm` text (fixed width, so text order is time order and range filters use
+//! indexes) on both engines.
 
 use chrono::{NaiveDate, NaiveDateTime};
+use sqlx::any::{Any, AnyArguments, AnyRow, AnyTypeInfoKind};
 use sqlx::query::Query;
-use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteRow};
 use sqlx::Row;
 
 use crate::model::{FieldType, Value};
+use crate::rsql::Dialect;
 
 const DATE: &str = "%Y-%m-%d";
 const TIMESTAMP: &str = "%Y-%m-%dT%H:%M:%S%.3f";
 
-pub type SqliteQuery<'q> = Query<'q, Sqlite, SqliteArguments<'q>>;
+pub type AnyQuery<'q> = Query<'q, Any, AnyArguments<'q>>;
 
-pub fn bind<'q>(query: SqliteQuery<'q>, value: &Value) -> SqliteQuery<'q> {
+/// Binds a value whose column type is not known here. A NULL is bound as text: use
+/// `bind_typed` where a NULL may go into a column of another type (PostgreSQL checks).
+pub fn bind<'q>(query: AnyQuery<'q>, value: &Value) -> AnyQuery<'q> {
     match value {
         Value::Null => query.bind(None::<String>),
         Value::Text(s) => query.bind(s.clone()),
@@ -25,7 +29,16 @@ pub fn bind<'q>(query: SqliteQuery<'q>, value: &Value) -> SqliteQuery<'q> {
     }
 }
 
-pub fn bind_all<'q>(mut query: SqliteQuery<'q>, values: &[Value]) -> SqliteQuery<'q> {
+/// Binds a value for a column of type `ty` (a NULL of that column's type).
+pub fn bind_typed<'q>(query: AnyQuery<'q>, value: &Value, ty: FieldType) -> AnyQuery<'q> {
+    match (value, ty) {
+        (Value::Null, FieldType::Number) => query.bind(None::<f64>),
+        (Value::Null, FieldType::Boolean) => query.bind(None::<bool>),
+        (v, _) => bind(query, v),
+    }
+}
+
+pub fn bind_all<'q>(mut query: AnyQuery<'q>, values: &[Value]) -> AnyQuery<'q> {
     for v in values {
         query = bind(query, v);
     }
@@ -33,12 +46,12 @@ pub fn bind_all<'q>(mut query: SqliteQuery<'q>, values: &[Value]) -> SqliteQuery
 }
 
 /// Reads column `index` of `row` as a value of type `ty`.
-pub fn decode(row: &SqliteRow, index: usize, ty: FieldType) -> Result<Value, sqlx::Error> {
+pub fn decode(row: &AnyRow, index: usize, ty: FieldType) -> Result<Value, sqlx::Error> {
     let corrupt = |what: &str, text: &str| sqlx::Error::Decode(format!("stored {what} '{text}' is malformed").into());
     Ok(match ty {
         FieldType::String => row.try_get::<Option<String>, _>(index)?.map_or(Value::Null, Value::Text),
         FieldType::Number => row.try_get::<Option<f64>, _>(index)?.map_or(Value::Null, Value::Number),
-        FieldType::Boolean => row.try_get::<Option<bool>, _>(index)?.map_or(Value::Null, Value::Bool),
+        FieldType::Boolean => get_bool(row, index)?.map_or(Value::Null, Value::Bool),
         FieldType::Date => match row.try_get::<Option<String>, _>(index)? {
             None => Value::Null,
             Some(s) => Value::Date(NaiveDate::parse_from_str(&s, DATE).map_err(|_| corrupt("date", &s))?),
@@ -52,11 +65,29 @@ pub fn decode(row: &SqliteRow, index: usize, ty: FieldType) -> Result<Value, sql
     })
 }
 
-/// The SQLite column type of a field type.
-pub fn column_type(ty: FieldType) -> &'static str {
-    match ty {
-        FieldType::String | FieldType::Date | FieldType::Timestamp => "TEXT",
-        FieldType::Number => "REAL",
-        FieldType::Boolean => "INTEGER",
+/// A boolean column: BOOLEAN on PostgreSQL, an integer 0/1 on SQLite.
+pub fn get_bool(row: &AnyRow, index: usize) -> Result<Option<bool>, sqlx::Error> {
+    let raw = row.try_get_raw(index)?;
+    if sqlx::ValueRef::is_null(&raw) {
+        return Ok(None);
+    }
+    if sqlx::ValueRef::type_info(&raw).kind() == AnyTypeInfoKind::Bool {
+        row.try_get::<bool, _>(index).map(Some)
+    } else {
+        Ok(Some(row.try_get::<i64, _>(index)? != 0))
+    }
+}
+
+/// The column type of a field type. Text on PostgreSQL compares bytewise (`COLLATE "C"`), as on
+/// SQLite, whatever the database's locale: sorting and range filters behave the same on both,
+/// and ISO dates and timestamps order as instants.
+pub fn column_type(ty: FieldType, dialect: Dialect) -> &'static str {
+    match (ty, dialect) {
+        (FieldType::String | FieldType::Date | FieldType::Timestamp, Dialect::Sqlite) => "TEXT",
+        (FieldType::String | FieldType::Date | FieldType::Timestamp, Dialect::Postgres) => "TEXT COLLATE \"C\"",
+        (FieldType::Number, Dialect::Sqlite) => "REAL",
+        (FieldType::Number, Dialect::Postgres) => "DOUBLE PRECISION",
+        (FieldType::Boolean, Dialect::Sqlite) => "INTEGER",
+        (FieldType::Boolean, Dialect::Postgres) => "BOOLEAN",
     }
 }

@@ -66,19 +66,19 @@ impl TenantDb {
     }
 
     async fn read_extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {
-        let row = sqlx::query("SELECT path, type, size, sha256 FROM _extensions WHERE path = ?")
+        let row = sqlx::query(&self.db.sql("SELECT path, type, size, sha256 FROM _extensions WHERE path = ?"))
             .bind(path)
-            .fetch_optional(&self.pools.read)
+            .fetch_optional(&self.db.read)
             .await?;
         Ok(row.map(|r| ExtensionRecord { path: r.get(0), kind: r.get(1), size: r.get::<i64, _>(2) as u64, sha256: r.get(3) }))
     }
 
     /// Every extension whose path starts with `prefix` (a folder and `/`, or empty for all).
     pub async fn extensions(&self, prefix: &str) -> StoreResult<Vec<ExtensionRecord>> {
-        let rows = sqlx::query("SELECT path, type, size, sha256 FROM _extensions WHERE substr(path, 1, length(?)) = ? ORDER BY path")
+        let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256 FROM _extensions WHERE substr(path, 1, length(?)) = ? ORDER BY path"))
             .bind(prefix)
             .bind(prefix)
-            .fetch_all(&self.pools.read)
+            .fetch_all(&self.db.read)
             .await?;
         Ok(rows
             .iter()
@@ -86,18 +86,32 @@ impl TenantDb {
             .collect())
     }
 
-    pub async fn put_extension(&self, e: &ExtensionRecord) -> StoreResult<()> {
-        let done = sqlx::query(
-            "INSERT INTO _extensions (path, type, size, sha256, updated_at) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT (path) DO UPDATE SET type = excluded.type, size = excluded.size,
-               sha256 = excluded.sha256, updated_at = excluded.updated_at",
-        )
-        .bind(&e.path)
-        .bind(&e.kind)
-        .bind(e.size as i64)
-        .bind(&e.sha256)
-        .bind(now_millis())
-        .execute(&self.pools.write)
+    /// Stores an extension's record and its component (`content`, whose hash is `e.sha256`), in
+    /// one transaction; components no extension uses any more go.
+    pub async fn put_extension(&self, e: &ExtensionRecord, content: &[u8]) -> StoreResult<()> {
+        let done = async {
+            let mut tx = self.db.write.begin().await?;
+            sqlx::query(&self.db.sql("INSERT INTO _extension_blobs (sha256, content) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING"))
+                .bind(&e.sha256)
+                .bind(content)
+                .execute(&mut *tx)
+                .await?;
+            let sql = self.db.sql(
+                "INSERT INTO _extensions (path, type, size, sha256, updated_at) VALUES (?, ?, ?, ?, ?)
+                 ON CONFLICT (path) DO UPDATE SET type = excluded.type, size = excluded.size,
+                   sha256 = excluded.sha256, updated_at = excluded.updated_at",
+            );
+            sqlx::query(&sql)
+                .bind(&e.path)
+                .bind(&e.kind)
+                .bind(e.size as i64)
+                .bind(&e.sha256)
+                .bind(now_millis())
+                .execute(&mut *tx)
+                .await?;
+            prune_blobs(&mut tx).await?;
+            tx.commit().await
+        }
         .await;
         self.extension_records.invalidate(&e.path).await;
         done?;
@@ -105,10 +119,31 @@ impl TenantDb {
     }
 
     pub async fn delete_extension(&self, path: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM _extensions WHERE path = ?").bind(path).execute(&self.pools.write).await;
+        let done = async {
+            let mut tx = self.db.write.begin().await?;
+            let deleted = sqlx::query(&self.db.sql("DELETE FROM _extensions WHERE path = ?")).bind(path).execute(&mut *tx).await?;
+            prune_blobs(&mut tx).await?;
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(deleted.rows_affected() > 0)
+        }
+        .await;
         self.extension_records.invalidate(path).await;
-        Ok(done?.rows_affected() > 0)
+        Ok(done?)
     }
+
+    /// The component whose content hash is `sha256`, as uploaded.
+    pub async fn extension_content(&self, sha256: &str) -> StoreResult<Option<Vec<u8>>> {
+        let row = sqlx::query(&self.db.sql("SELECT content FROM _extension_blobs WHERE sha256 = ?"))
+            .bind(sha256)
+            .fetch_optional(&self.db.read)
+            .await?;
+        Ok(row.map(|r| r.get(0)))
+    }
+}
+
+async fn prune_blobs(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM _extension_blobs WHERE sha256 NOT IN (SELECT sha256 FROM _extensions)").execute(&mut **tx).await?;
+    Ok(())
 }
 
 /// What one execution of an extension left for its operator.
@@ -145,28 +180,35 @@ impl TenantDb {
             })
             .collect();
         newest.reverse();
-        let mut tx = self.pools.write.begin().await?;
-        // One statement per thousand rows (7 parameters a row, well under SQLite's limit).
+        let mut tx = self.db.write.begin().await?;
+        // One statement per thousand rows (7 parameters a row, well under either engine's limit).
         for chunk in newest.chunks(1000) {
-            let mut insert = sqlx::QueryBuilder::new("INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) ");
-            insert.push_values(chunk, |mut row, e| {
-                row.push_bind(&e.extension)
-                    .push_bind(e.at)
-                    .push_bind(e.duration_ms)
-                    .push_bind(&e.outcome)
-                    .push_bind(serde_json::to_string(&e.log).expect("strings serialise"))
-                    .push_bind(&e.stdout)
-                    .push_bind(&e.stderr);
-            });
-            insert.build().execute(&mut *tx).await?;
+            let sql = format!(
+                "INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) VALUES {}",
+                vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ")
+            );
+            let sql = self.db.sql_string(sql);
+            let mut insert = sqlx::query(&sql);
+            for e in chunk {
+                insert = insert
+                    .bind(&e.extension)
+                    .bind(e.at)
+                    .bind(e.duration_ms)
+                    .bind(&e.outcome)
+                    .bind(serde_json::to_string(&e.log).expect("strings serialise"))
+                    .bind(&e.stdout)
+                    .bind(&e.stderr);
+            }
+            insert.execute(&mut *tx).await?;
         }
         let mut extensions: Vec<&str> = entries.iter().map(|e| e.extension.as_str()).collect();
         extensions.sort_unstable();
         extensions.dedup();
+        let trim = self.db.sql(
+            "DELETE FROM _extension_logs WHERE extension = ? AND id <= (SELECT id FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+        );
         for extension in extensions {
-            sqlx::query(
-                "DELETE FROM _extension_logs WHERE extension = ? AND id <= (SELECT id FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
-            )
+            sqlx::query(&trim)
             .bind(extension)
             .bind(extension)
             .bind(KEPT_EXECUTIONS)
@@ -179,12 +221,13 @@ impl TenantDb {
 
     /// The newest executions of an extension, newest first.
     pub async fn execution_logs(&self, extension: &str, limit: u32) -> StoreResult<Vec<ExecutionLog>> {
-        let rows = sqlx::query(
+        let sql = self.db.sql(
             "SELECT extension, at, duration_ms, outcome, log, stdout, stderr FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
-        )
+        );
+        let rows = sqlx::query(&sql)
         .bind(extension)
         .bind(i64::from(limit))
-        .fetch_all(&self.pools.read)
+        .fetch_all(&self.db.read)
         .await?;
         Ok(rows
             .iter()
@@ -221,7 +264,7 @@ mod tests {
     #[tokio::test]
     async fn a_burst_keeps_each_extensions_newest_executions() {
         let dir = tempfile::tempdir().unwrap();
-        let db = TenantDb::open(dir.path(), "x").await.unwrap();
+        let db = crate::store::Backend::Sqlite { data_dir: dir.path().into() }.open_tenant("x").await.unwrap();
         db.ensure_schema(&Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap()).await.unwrap();
         db.insert_execution_logs(&[entry("a", 0), entry("b", 0)]).await.unwrap();
         // 250 calls of `a` and 3 of `b`, interleaved, written at once.
@@ -238,16 +281,20 @@ mod tests {
     #[tokio::test]
     async fn records_are_cached_and_writes_show_at_once() {
         let dir = tempfile::tempdir().unwrap();
-        let db = TenantDb::open(dir.path(), "x").await.unwrap();
+        let db = crate::store::Backend::Sqlite { data_dir: dir.path().into() }.open_tenant("x").await.unwrap();
         db.ensure_schema(&Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap()).await.unwrap();
         assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), None);
         let record = ExtensionRecord { path: "extensions/a.wasm".into(), kind: "http".into(), size: 1, sha256: "1".into() };
-        db.put_extension(&record).await.unwrap();
+        db.put_extension(&record, b"component").await.unwrap();
         assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), Some(record.clone()), "a cached absence is forgotten");
+        assert_eq!(db.extension_content("1").await.unwrap().as_deref(), Some(&b"component"[..]));
         let newer = ExtensionRecord { sha256: "2".into(), ..record };
-        db.put_extension(&newer).await.unwrap();
+        db.put_extension(&newer, b"component 2").await.unwrap();
         assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), Some(newer));
+        assert_eq!(db.extension_content("1").await.unwrap(), None, "a component no extension uses goes");
+        assert_eq!(db.extension_content("2").await.unwrap().as_deref(), Some(&b"component 2"[..]));
         assert!(db.delete_extension("extensions/a.wasm").await.unwrap());
         assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), None);
+        assert_eq!(db.extension_content("2").await.unwrap(), None);
     }
 }

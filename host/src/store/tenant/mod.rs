@@ -1,4 +1,5 @@
-//! One instance's data: its own SQLite file with typed tables generated from its model.
+//! One instance's data: its own SQLite file (or PostgreSQL schema) with typed tables generated
+//! from its model.
 
 mod codec;
 mod extensions;
@@ -8,8 +9,6 @@ mod records;
 mod recipients;
 mod schema;
 
-use std::path::Path;
-
 pub use extensions::{ExecutionLog, ExtensionRecord};
 pub use global_data::GlobalValue;
 pub use paging::DocumentInfo;
@@ -17,35 +16,39 @@ pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use recipients::{Communication, EventRecord, Recipient};
 pub use schema::{gdt_table, otm_table};
 
-use super::sqlite::{self, Pools};
-use super::{instance_dir, StoreError, StoreResult};
+use super::db::Db;
+use super::{StoreError, StoreResult};
 use crate::model::Model;
 
 #[derive(Debug, Clone)]
 pub struct TenantDb {
-    pools: Pools,
+    db: Db,
     extension_records: extensions::RecordCache,
 }
 
 impl TenantDb {
-    pub async fn open(data_dir: &Path, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
-        let pools = sqlite::open(&instance_dir(data_dir, customer_id).join("data.db")).await?;
-        Ok(TenantDb { pools, extension_records: extensions::RecordCache::new() })
+    /// Opens an instance's store (`Backend::open_tenant` chooses where).
+    pub(in crate::store) fn new(db: Db) -> TenantDb {
+        TenantDb { db, extension_records: extensions::RecordCache::new() }
+    }
+
+    pub fn dialect(&self) -> crate::rsql::Dialect {
+        self.db.dialect
     }
 
     /// Brings the typed tables in line with `model` and stores the initial values of Global Data
     /// items that have none yet, in one transaction.
     pub async fn ensure_schema(&self, model: &Model) -> StoreResult<()> {
-        let mut tx = self.pools.write.begin().await?;
-        schema::ensure(&mut tx, &model.def).await?;
-        global_data::seed(&mut tx, model).await?;
+        let mut tx = self.db.write.begin().await?;
+        schema::ensure(&mut tx, self.db.dialect, &model.def).await?;
+        global_data::seed(&mut tx, self.db.dialect, model).await?;
         tx.commit().await?;
         Ok(())
     }
 
     /// Counts recipients (for progress and tests).
     pub async fn count_recipients(&self) -> StoreResult<i64> {
-        let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(&self.pools.read).await?;
+        let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(&self.db.read).await?;
         Ok(row.0)
     }
 }

@@ -9,6 +9,7 @@ use super::codec::bind_all;
 use super::TenantDb;
 use crate::paging::{expires_at, keys};
 use crate::rsql::Condition;
+use crate::store::db::Db;
 use crate::store::{StoreError, StoreResult};
 
 /// A live document.
@@ -27,20 +28,23 @@ impl TenantDb {
             sql.push_str(&c.sql);
         }
         sql.push_str(" ORDER BY _id");
+        let sql = self.db.sql_string(sql);
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
 
-        let mut tx = self.pools.write.begin().await?;
+        let mut tx = self.db.write.begin().await?;
         // Expired documents of this instance go first, so they never pile up.
-        sqlx::query("DELETE FROM _paging_documents WHERE expires_at <= ?").bind(now).execute(&mut *tx).await?;
-        sqlx::query("INSERT INTO _paging_documents (id, size, created_at, expires_at) VALUES (?, 0, ?, ?)")
+        sqlx::query(&self.db.sql("DELETE FROM _paging_documents WHERE expires_at <= ?")).bind(now).execute(&mut *tx).await?;
+        sqlx::query(&self.db.sql("INSERT INTO _paging_documents (id, size, created_at, expires_at) VALUES (?, 0, ?, ?)"))
             .bind(id)
             .bind(now)
             .bind(expires_at(now, now))
             .execute(&mut *tx)
             .await?;
         // The selection is read on a reader connection while the chunks are written in `tx`:
-        // both see the same committed recipients (the writer is this process's only one).
-        let mut rows = bind_all(sqlx::query(&sql), binds).fetch(&self.pools.read);
+        // both see the same committed recipients (on SQLite the writer is this process's only one;
+        // on PostgreSQL a recipient committed in between may or may not be in the selection, as
+        // with any selection made while others write).
+        let mut rows = bind_all(sqlx::query(&sql), binds).fetch(&self.db.read);
         let mut chunk = Vec::with_capacity(keys::CHUNK);
         let mut chunk_no = 0i64;
         let mut size = 0u64;
@@ -48,16 +52,16 @@ impl TenantDb {
             chunk.push(row.try_get::<i64, _>(0)?);
             size += 1;
             if chunk.len() == keys::CHUNK {
-                insert_chunk(&mut tx, id, chunk_no, &chunk).await?;
+                insert_chunk(&mut tx, &self.db, id, chunk_no, &chunk).await?;
                 chunk_no += 1;
                 chunk.clear();
             }
         }
         drop(rows);
         if !chunk.is_empty() {
-            insert_chunk(&mut tx, id, chunk_no, &chunk).await?;
+            insert_chunk(&mut tx, &self.db, id, chunk_no, &chunk).await?;
         }
-        sqlx::query("UPDATE _paging_documents SET size = ? WHERE id = ?").bind(size as i64).bind(id).execute(&mut *tx).await?;
+        sqlx::query(&self.db.sql("UPDATE _paging_documents SET size = ? WHERE id = ?")).bind(size as i64).bind(id).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(DocumentInfo { size })
     }
@@ -65,16 +69,18 @@ impl TenantDb {
     /// The document `id` if it is alive at `now`; a live document's lifetime is extended by this
     /// use (5 minutes from now, at most 30 from its creation).
     pub async fn use_document(&self, id: &str, now: i64) -> StoreResult<Option<DocumentInfo>> {
-        let row = sqlx::query(
-            "UPDATE _paging_documents SET expires_at = MIN(? + ?, created_at + ?)
-             WHERE id = ? AND expires_at > ? RETURNING size",
-        )
+        let sql = format!(
+            "UPDATE _paging_documents SET expires_at = {} WHERE id = ? AND expires_at > ? RETURNING size",
+            self.db.least("? + ?", "created_at + ?")
+        );
+        let sql = self.db.sql_string(sql);
+        let row = sqlx::query(&sql)
         .bind(now)
         .bind(crate::paging::IDLE_LIFETIME_MS)
         .bind(crate::paging::MAX_LIFETIME_MS)
         .bind(id)
         .bind(now)
-        .fetch_optional(&self.pools.write)
+        .fetch_optional(&self.db.write)
         .await?;
         Ok(row.map(|r| DocumentInfo { size: r.get::<i64, _>(0) as u64 }))
     }
@@ -83,11 +89,11 @@ impl TenantDb {
     pub async fn document_keys(&self, id: &str, start: u64, count: u64) -> StoreResult<Vec<i64>> {
         let first = (start - 1) / keys::CHUNK as u64;
         let last = (start - 1 + count.max(1) - 1) / keys::CHUNK as u64;
-        let rows = sqlx::query("SELECT chunk, keys FROM _paging_chunks WHERE document = ? AND chunk BETWEEN ? AND ? ORDER BY chunk")
+        let rows = sqlx::query(&self.db.sql("SELECT chunk, keys FROM _paging_chunks WHERE document = ? AND chunk BETWEEN ? AND ? ORDER BY chunk"))
             .bind(id)
             .bind(first as i64)
             .bind(last as i64)
-            .fetch_all(&self.pools.read)
+            .fetch_all(&self.db.read)
             .await?;
         let mut all = Vec::new();
         for r in &rows {
@@ -101,8 +107,8 @@ impl TenantDb {
     }
 }
 
-async fn insert_chunk(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, id: &str, chunk: i64, keys: &[i64]) -> StoreResult<()> {
-    sqlx::query("INSERT INTO _paging_chunks (document, chunk, keys) VALUES (?, ?, ?)")
+async fn insert_chunk(tx: &mut sqlx::Transaction<'_, sqlx::Any>, db: &Db, id: &str, chunk: i64, keys: &[i64]) -> StoreResult<()> {
+    sqlx::query(&db.sql("INSERT INTO _paging_chunks (document, chunk, keys) VALUES (?, ?, ?)"))
         .bind(id)
         .bind(chunk)
         .bind(keys::encode(keys))

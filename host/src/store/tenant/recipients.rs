@@ -2,13 +2,14 @@
 
 use chrono::NaiveDateTime;
 use futures_util::StreamExt;
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::codec::{bind, bind_all, decode};
+use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
+use super::schema::insertion_order;
 use super::{conflict_on_unique, select_list, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
-use crate::rsql::Condition;
+use crate::rsql::{Condition, Dialect};
 use crate::store::{StoreError, StoreResult};
 
 /// A recipient: its internal key and its Person Data values in the model's field order.
@@ -34,12 +35,20 @@ pub struct Communication {
 /// A field index into the model's Person Data and the value to store.
 pub type Assignment = (usize, Value);
 
-fn decode_recipient(model: &Model, row: &SqliteRow) -> Result<Recipient, sqlx::Error> {
+fn decode_recipient(model: &Model, row: &AnyRow) -> Result<Recipient, sqlx::Error> {
     let mut values = Vec::with_capacity(model.def.person_data.len());
     for (i, f) in model.def.person_data.iter().enumerate() {
         values.push(decode(row, i + 1, f.ty)?);
     }
     Ok(Recipient { key: row.try_get(0)?, values })
+}
+
+/// Binds the values of `assignments`, each as its field's type.
+fn bind_assignments<'q>(mut q: AnyQuery<'q>, model: &Model, assignments: &[Assignment]) -> AnyQuery<'q> {
+    for (i, v) in assignments {
+        q = bind_typed(q, v, model.def.person_data[*i].ty);
+    }
+    q
 }
 
 fn select(model: &Model) -> String {
@@ -50,14 +59,14 @@ impl TenantDb {
     /// The recipient whose field `field` holds `value`.
     pub async fn find_recipient(&self, model: &Model, field: usize, value: &Value) -> StoreResult<Option<Recipient>> {
         let name = &model.def.person_data[field].name;
-        let sql = format!("{} WHERE {} = ? LIMIT 2", select(model), column(name));
-        let rows = bind(sqlx::query(&sql), value).fetch_all(&self.pools.read).await?;
+        let sql = self.db.sql_string(format!("{} WHERE {} = ? LIMIT 2", select(model), column(name)));
+        let rows = bind(sqlx::query(&sql), value).fetch_all(&self.db.read).await?;
         Ok(rows.first().map(|r| decode_recipient(model, r)).transpose()?)
     }
 
     pub async fn recipient_by_key(&self, model: &Model, key: i64) -> StoreResult<Option<Recipient>> {
-        let sql = format!("{} WHERE _id = ?", select(model));
-        let row = sqlx::query(&sql).bind(key).fetch_optional(&self.pools.read).await?;
+        let sql = self.db.sql_string(format!("{} WHERE _id = ?", select(model)));
+        let row = sqlx::query(&sql).bind(key).fetch_optional(&self.db.read).await?;
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
@@ -71,19 +80,19 @@ impl TenantDb {
     ) -> impl futures_util::Stream<Item = StoreResult<Recipient>> + Send + 'a {
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
         bind_all(sqlx::query(sql), binds)
-            .fetch(&self.pools.read)
+            .fetch(&self.db.read)
             .map(move |row| Ok(decode_recipient(model, &row?)?))
     }
 
     /// The SQL of `recipients_stream`.
-    pub fn recipients_sql(model: &Model, condition: Option<&Condition>) -> String {
+    pub fn recipients_sql(&self, model: &Model, condition: Option<&Condition>) -> String {
         let mut sql = select(model);
         if let Some(c) = condition {
             sql.push_str(" WHERE ");
             sql.push_str(&c.sql);
         }
         sql.push_str(" ORDER BY _id");
-        sql
+        self.db.sql_string(sql)
     }
 
     /// The recipients with these keys, in key order; keys of deleted recipients are skipped.
@@ -91,19 +100,19 @@ impl TenantDb {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = format!("{} WHERE _id IN ({}) ORDER BY _id", select(model), vec!["?"; keys.len()].join(", "));
+        let sql = self.db.sql_string(format!("{} WHERE _id IN ({}) ORDER BY _id", select(model), vec!["?"; keys.len()].join(", ")));
         let mut q = sqlx::query(&sql);
         for k in keys {
             q = q.bind(*k);
         }
-        let rows = q.fetch_all(&self.pools.read).await?;
+        let rows = q.fetch_all(&self.db.read).await?;
         Ok(rows.iter().map(|r| decode_recipient(model, r)).collect::<Result<_, _>>()?)
     }
 
     /// Whether recipient `key` satisfies `condition` (target groups, promotions).
     pub async fn recipient_matches(&self, key: i64, condition: &Condition) -> StoreResult<bool> {
-        let sql = format!("SELECT 1 FROM recipients WHERE _id = ? AND ({})", condition.sql);
-        let row = bind_all(sqlx::query(&sql).bind(key), &condition.binds).fetch_optional(&self.pools.read).await?;
+        let sql = self.db.sql_string(format!("SELECT 1 FROM recipients WHERE _id = ? AND ({})", condition.sql));
+        let row = bind_all(sqlx::query(&sql).bind(key), &condition.binds).fetch_optional(&self.db.read).await?;
         Ok(row.is_some())
     }
 
@@ -111,13 +120,18 @@ impl TenantDb {
     pub async fn create_recipient(&self, model: &Model, mut values: Vec<Assignment>) -> StoreResult<Recipient> {
         let id_index = model.def.person_data.iter().position(|f| f.name == model.def.recipient_id).expect("validated");
         let id_field = &model.def.person_data[id_index];
-        let mut tx = self.pools.write.begin().await?;
+        let mut tx = self.db.write.begin().await?;
         let has_id = values.iter().any(|(i, v)| *i == id_index && !v.is_null());
         if !has_id {
             if id_field.ty != FieldType::Number {
                 return Err(StoreError::Invalid(format!("the Recipient Id field {} is required", id_field.name)));
             }
-            let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS INTEGER) + 1 FROM recipients", column(&id_field.name));
+            if self.db.dialect == Dialect::Postgres {
+                // Writers on other connections (and nodes) must not take the same next number;
+                // SQLite has a single writer. Readers are not blocked.
+                sqlx::query("LOCK TABLE recipients IN SHARE ROW EXCLUSIVE MODE").execute(&mut *tx).await?;
+            }
+            let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS BIGINT) + 1 FROM recipients", column(&id_field.name));
             let next: i64 = sqlx::query(&sql).fetch_one(&mut *tx).await?.get(0);
             values.retain(|(i, _)| *i != id_index);
             values.push((id_index, Value::Number(next as f64)));
@@ -128,8 +142,8 @@ impl TenantDb {
         } else {
             format!("INSERT INTO recipients ({}) VALUES ({}) RETURNING _id", names.join(", "), vec!["?"; names.len()].join(", "))
         };
-        let vals: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
-        let inserted = bind_all(sqlx::query(&sql), &vals).fetch_one(&mut *tx).await;
+        let sql = self.db.sql_string(sql);
+        let inserted = bind_assignments(sqlx::query(&sql), model, &values).fetch_one(&mut *tx).await;
         let key: i64 = match inserted {
             Ok(row) => row.get(0),
             Err(e) => {
@@ -146,9 +160,8 @@ impl TenantDb {
         if !values.is_empty() {
             let sets: Vec<String> =
                 values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
-            let sql = format!("UPDATE recipients SET {} WHERE _id = ?", sets.join(", "));
-            let vals: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
-            let done = bind_all(sqlx::query(&sql), &vals).bind(key).execute(&self.pools.write).await;
+            let sql = self.db.sql_string(format!("UPDATE recipients SET {} WHERE _id = ?", sets.join(", ")));
+            let done = bind_assignments(sqlx::query(&sql), model, &values).bind(key).execute(&self.db.write).await;
             if let Err(e) = done {
                 return Err(self.unique_conflict(model, e, &values, Some(key)).await);
             }
@@ -159,7 +172,7 @@ impl TenantDb {
     }
 
     pub async fn delete_recipient(&self, key: i64) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM recipients WHERE _id = ?").bind(key).execute(&self.pools.write).await?;
+        let done = sqlx::query(&self.db.sql("DELETE FROM recipients WHERE _id = ?")).bind(key).execute(&self.db.write).await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -182,19 +195,20 @@ impl TenantDb {
     }
 
     pub async fn achieve_event(&self, key: i64, event: &str, at: NaiveDateTime) -> StoreResult<()> {
-        sqlx::query("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)")
+        sqlx::query(&self.db.sql("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)"))
             .bind(key)
             .bind(event)
             .bind(at.format("%Y-%m-%dT%H:%M:%S%.3f").to_string())
-            .execute(&self.pools.write)
+            .execute(&self.db.write)
             .await?;
         Ok(())
     }
 
     pub async fn events(&self, key: i64) -> StoreResult<Vec<EventRecord>> {
-        let rows = sqlx::query("SELECT event, achieved_at FROM _events WHERE _recipient = ? ORDER BY achieved_at, rowid")
+        let sql = format!("SELECT event, achieved_at FROM _events WHERE _recipient = ? ORDER BY achieved_at, {}", insertion_order(self.db.dialect));
+        let rows = sqlx::query(&self.db.sql_string(sql))
             .bind(key)
-            .fetch_all(&self.pools.read)
+            .fetch_all(&self.db.read)
             .await?;
         rows.iter()
             .map(|r| {
@@ -206,11 +220,11 @@ impl TenantDb {
     }
 
     pub async fn communications(&self, key: i64) -> StoreResult<Vec<Communication>> {
-        let rows =
-            sqlx::query("SELECT channel, subject, sent_at FROM _communications WHERE _recipient = ? ORDER BY sent_at, rowid")
-                .bind(key)
-                .fetch_all(&self.pools.read)
-                .await?;
+        let sql = format!(
+            "SELECT channel, subject, sent_at FROM _communications WHERE _recipient = ? ORDER BY sent_at, {}",
+            insertion_order(self.db.dialect)
+        );
+        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(&self.db.read).await?;
         rows.iter()
             .map(|r| {
                 let Value::Timestamp(sent_at) = decode(r, 2, FieldType::Timestamp)? else { unreachable!("not null") };
@@ -227,8 +241,8 @@ impl TenantDb {
         if id.ty != FieldType::Number {
             return Ok(0);
         }
-        let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS INTEGER) FROM recipients", column(&id.name));
-        let max: i64 = sqlx::query(&sql).fetch_one(&self.pools.read).await?.get(0);
+        let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS BIGINT) FROM recipients", column(&id.name));
+        let max: i64 = sqlx::query(&sql).fetch_one(&self.db.read).await?.get(0);
         Ok(max.max(0) as u64)
     }
 
@@ -240,12 +254,15 @@ impl TenantDb {
         // SQLite binds at most 32766 values per statement.
         let per_statement = (30_000 / fields.len().max(1)).clamp(1, 500);
         let row_marks = format!("({})", vec!["?"; fields.len()].join(", "));
-        let mut tx = self.pools.write.begin().await?;
+        let mut tx = self.db.write.begin().await?;
         for chunk in rows.chunks(per_statement) {
             let sql = format!("INSERT INTO recipients ({}) VALUES {}", names.join(", "), vec![row_marks.as_str(); chunk.len()].join(", "));
+            let sql = self.db.sql_string(sql);
             let mut q = sqlx::query(&sql);
             for row in chunk {
-                q = bind_all(q, row);
+                for (value, field) in row.iter().zip(fields) {
+                    q = bind_typed(q, value, field.ty);
+                }
             }
             q.execute(&mut *tx).await.map_err(|e| conflict_on_unique(e, || "a generated unique value is already taken".into()))?;
         }

@@ -1,13 +1,14 @@
 //! Records of One-To-Many tables (scoped to one recipient) and Global Data Tables (instance-wide).
 //! One implementation serves both: a `TableRef` says which table and, for One-To-Many, whose.
 
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Sqlite, Transaction};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Transaction};
 
-use super::codec::{bind, bind_all, decode};
+use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
 use super::{conflict_on_unique, select_list, TenantDb};
-use crate::model::{column, TableDef, Value};
-use crate::rsql::Condition;
+use crate::model::{column, FieldType, TableDef, Value};
+use crate::rsql::{Condition, Dialect};
+use crate::store::db::sql_for;
 use crate::store::{StoreError, StoreResult};
 
 /// A record's values in the table's field order.
@@ -58,17 +59,23 @@ impl TableRef<'_> {
         }
     }
 
-    fn scope_binds(&self, id: Option<&Value>) -> Vec<Value> {
-        let mut binds: Vec<Value> = self.recipient.map(|r| Value::Number(r as f64)).into_iter().collect();
-        binds.extend(id.cloned());
-        binds
+    /// Binds what `scope` asks for: the recipient's key (an integer), then the identifier.
+    fn bind_scope<'q>(&self, mut q: AnyQuery<'q>, id: Option<&Value>) -> AnyQuery<'q> {
+        if let Some(r) = self.recipient {
+            q = q.bind(r);
+        }
+        match id {
+            Some(id) => bind(q, id),
+            None => q,
+        }
     }
 
     fn select(&self) -> String {
-        format!("SELECT {} FROM {}", select_list("rowid", self.def.fields.iter().map(|f| f.name.as_str())), self.sql_name)
+        // The leading key column is not used for records.
+        format!("SELECT {} FROM {}", select_list("0", self.def.fields.iter().map(|f| f.name.as_str())), self.sql_name)
     }
 
-    fn decode(&self, row: &SqliteRow) -> Result<Record, sqlx::Error> {
+    fn decode(&self, row: &AnyRow) -> Result<Record, sqlx::Error> {
         self.def.fields.iter().enumerate().map(|(i, f)| decode(row, i + 1, f.ty)).collect()
     }
 }
@@ -90,23 +97,23 @@ impl TenantDb {
             sql.push_str(&format!(" AND ({})", c.sql));
         }
         sql.push_str(&format!(" ORDER BY {}", column(&t.def.identifier().name)));
-        let mut binds = t.scope_binds(None);
-        binds.extend(condition.map(|c| c.binds.clone()).unwrap_or_default());
-        let rows = bind_all(sqlx::query(&sql), &binds).fetch_all(&self.pools.read).await?;
+        let sql = self.db.sql_string(sql);
+        let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
+        let rows = bind_all(t.bind_scope(sqlx::query(&sql), None), binds).fetch_all(&self.db.read).await?;
         Ok(rows.iter().map(|r| t.decode(r)).collect::<Result<_, _>>()?)
     }
 
     pub async fn record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<Option<Record>> {
-        let sql = format!("{} WHERE {}", t.select(), t.scope(true));
-        let row = bind_all(sqlx::query(&sql), &t.scope_binds(Some(id))).fetch_optional(&self.pools.read).await?;
+        let sql = self.db.sql_string(format!("{} WHERE {}", t.select(), t.scope(true)));
+        let row = t.bind_scope(sqlx::query(&sql), Some(id)).fetch_optional(&self.db.read).await?;
         Ok(row.map(|r| t.decode(&r)).transpose()?)
     }
 
     /// Creates a record; a record with the same identifier is a conflict.
     pub async fn insert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<()> {
         let id = identifier_of(t, values)?;
-        let mut tx = self.pools.write.begin().await?;
-        insert(&mut tx, t, values).await.map_err(|e| {
+        let mut tx = self.db.write.begin().await?;
+        insert(&mut tx, self.db.dialect, t, values).await.map_err(|e| {
             conflict_on_unique(e, || {
                 format!("a record with {} {} already exists", t.def.identifier().name, id_text(&id))
             })
@@ -117,22 +124,22 @@ impl TenantDb {
 
     /// Creates the record, or sets the given fields of the record with the same identifier.
     pub async fn upsert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
-        let mut tx = self.pools.write.begin().await?;
-        let done = upsert(&mut tx, t, values).await?;
+        let mut tx = self.db.write.begin().await?;
+        let done = upsert(&mut tx, self.db.dialect, t, values).await?;
         tx.commit().await?;
         Ok(done)
     }
 
     /// Upserts each entry on its own (a savepoint each): an entry that fails leaves the others.
     pub async fn batch_upsert(&self, t: &TableRef<'_>, entries: Vec<Result<Vec<(usize, Value)>, String>>) -> StoreResult<Vec<EntryOutcome>> {
-        let mut tx = self.pools.write.begin().await?;
+        let mut tx = self.db.write.begin().await?;
         let mut outcomes = Vec::with_capacity(entries.len());
         for entry in entries {
             let outcome = match entry {
                 Err(message) => EntryOutcome::Invalid(message),
                 Ok(values) => {
                     let mut sp = sqlx::Connection::begin(&mut *tx).await?;
-                    match upsert(&mut sp, t, &values).await {
+                    match upsert(&mut sp, self.db.dialect, t, &values).await {
                         Ok(done) => {
                             sp.commit().await?;
                             match done {
@@ -152,20 +159,20 @@ impl TenantDb {
     }
 
     pub async fn delete_record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<bool> {
-        let sql = format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true));
-        let done = bind_all(sqlx::query(&sql), &t.scope_binds(Some(id))).execute(&self.pools.write).await?;
+        let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
+        let done = t.bind_scope(sqlx::query(&sql), Some(id)).execute(&self.db.write).await?;
         Ok(done.rows_affected() > 0)
     }
 
     pub async fn batch_delete(&self, t: &TableRef<'_>, ids: Vec<Result<Value, String>>) -> StoreResult<Vec<EntryOutcome>> {
-        let sql = format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true));
-        let mut tx = self.pools.write.begin().await?;
+        let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
+        let mut tx = self.db.write.begin().await?;
         let mut outcomes = Vec::with_capacity(ids.len());
         for id in ids {
             outcomes.push(match id {
                 Err(message) => EntryOutcome::Invalid(message),
                 Ok(id) => {
-                    let done = bind_all(sqlx::query(&sql), &t.scope_binds(Some(&id))).execute(&mut *tx).await?;
+                    let done = t.bind_scope(sqlx::query(&sql), Some(&id)).execute(&mut *tx).await?;
                     if done.rows_affected() > 0 {
                         EntryOutcome::Deleted
                     } else {
@@ -180,8 +187,8 @@ impl TenantDb {
 
     /// Deletes every record in scope; returns how many.
     pub async fn truncate(&self, t: &TableRef<'_>) -> StoreResult<u64> {
-        let sql = format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(false));
-        let done = bind_all(sqlx::query(&sql), &t.scope_binds(None)).execute(&self.pools.write).await?;
+        let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(false)));
+        let done = t.bind_scope(sqlx::query(&sql), None).execute(&self.db.write).await?;
         Ok(done.rows_affected())
     }
 }
@@ -194,44 +201,52 @@ fn id_text(id: &Value) -> String {
     }
 }
 
-async fn insert(tx: &mut Transaction<'_, Sqlite>, t: &TableRef<'_>, values: &[(usize, Value)]) -> Result<(), sqlx::Error> {
+async fn insert(tx: &mut Transaction<'_, Any>, dialect: Dialect, t: &TableRef<'_>, values: &[(usize, Value)]) -> Result<(), sqlx::Error> {
     let mut names: Vec<String> = values.iter().map(|(i, _)| column(&t.def.fields[*i].name)).collect();
-    let mut vals: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
-    if let Some(r) = t.recipient {
+    if t.recipient.is_some() {
         names.insert(0, "_recipient".into());
-        vals.insert(0, Value::Number(r as f64));
     }
     let sql = format!("INSERT INTO {} ({}) VALUES ({})", t.sql_name, names.join(", "), vec!["?"; names.len()].join(", "));
-    bind_all(sqlx::query(&sql), &vals).execute(&mut **tx).await?;
+    let sql = sql_for(dialect, &sql);
+    let mut q = sqlx::query(&sql);
+    if let Some(r) = t.recipient {
+        q = q.bind(r);
+    }
+    for (i, v) in values {
+        q = bind_typed(q, v, t.def.fields[*i].ty);
+    }
+    q.execute(&mut **tx).await?;
     Ok(())
 }
 
-async fn upsert(tx: &mut Transaction<'_, Sqlite>, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
+async fn upsert(tx: &mut Transaction<'_, Any>, dialect: Dialect, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
     let id = identifier_of(t, values)?;
     let exists_sql = format!("SELECT 1 FROM {} WHERE {}", t.sql_name, t.scope(true));
-    let exists = bind_all(sqlx::query(&exists_sql), &t.scope_binds(Some(&id))).fetch_optional(&mut **tx).await?.is_some();
+    let exists_sql = sql_for(dialect, &exists_sql);
+    let exists = t.bind_scope(sqlx::query(&exists_sql), Some(&id)).fetch_optional(&mut **tx).await?.is_some();
     if !exists {
-        insert(tx, t, values).await?;
+        insert(tx, dialect, t, values).await?;
         return Ok(Upserted::Created);
     }
     let id_index = t.id_index();
-    let sets: Vec<(String, &Value)> = values
+    let sets: Vec<(String, &Value, FieldType)> = values
         .iter()
         .filter(|(i, _)| *i != id_index)
-        .map(|(i, v)| (format!("{} = ?", column(&t.def.fields[*i].name)), v))
+        .map(|(i, v)| (format!("{} = ?", column(&t.def.fields[*i].name)), v, t.def.fields[*i].ty))
         .collect();
     if !sets.is_empty() {
         let sql = format!(
             "UPDATE {} SET {} WHERE {}",
             t.sql_name,
-            sets.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>().join(", "),
+            sets.iter().map(|(s, _, _)| s.as_str()).collect::<Vec<_>>().join(", "),
             t.scope(true)
         );
+        let sql = sql_for(dialect, &sql);
         let mut q = sqlx::query(&sql);
-        for (_, v) in &sets {
-            q = bind(q, v);
+        for (_, v, ty) in &sets {
+            q = bind_typed(q, v, *ty);
         }
-        bind_all(q, &t.scope_binds(Some(&id))).execute(&mut **tx).await?;
+        t.bind_scope(q, Some(&id)).execute(&mut **tx).await?;
     }
     Ok(Upserted::Updated)
 }

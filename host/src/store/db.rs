@@ -1,0 +1,180 @@
+//! One handle over either database engine. Herald writes its SQL once, with `?` placeholders, for
+//! both SQLite (the embedded default) and PostgreSQL (several nodes over one server); `Db::sql`
+//! numbers the placeholders for PostgreSQL. The few real differences (schema bookkeeping, a
+//! function name, queue claims) are asked of `Dialect` where they occur.
+//!
+//! SQLite: one file per database, WAL, fully synchronous commits (an acknowledged write survives a
+//! power cut), foreign keys, a busy timeout for the moments another process (`herald instance
+//! apply`) holds the write lock, a pool of readers and a single writer (SQLite admits one writer
+//! at a time; serialising writes in the process avoids lock upgrades failing under load).
+//!
+//! PostgreSQL: one schema per database (the control plane, and each instance), chosen by the
+//! connection's `search_path`, so no query names a schema and an instance's connections cannot
+//! reach another instance's tables by accident. Readers and writers share one pool.
+
+use std::borrow::Cow;
+use std::path::Path;
+use std::time::Duration;
+
+use sqlx::any::AnyPoolOptions;
+use sqlx::AnyPool;
+use sqlx::{Connection, Executor};
+
+pub use crate::rsql::Dialect;
+
+#[derive(Debug, Clone)]
+pub struct Db {
+    pub read: AnyPool,
+    pub write: AnyPool,
+    pub dialect: Dialect,
+}
+
+/// Connections of one instance's pool on PostgreSQL, per node. Idle ones are closed, so a node
+/// holds connections only for the instances that are busy.
+const POSTGRES_CONNECTIONS_PER_SCHEMA: u32 = 8;
+
+impl Db {
+    pub async fn open_sqlite(path: &Path) -> Result<Db, sqlx::Error> {
+        sqlx::any::install_default_drivers();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
+        }
+        let url = |mode: &str| {
+            let encoded = percent_encoding::utf8_percent_encode(&path.to_string_lossy(), percent_encoding::NON_ALPHANUMERIC)
+                .to_string()
+                .replace("%2F", "/");
+            format!("sqlite://{encoded}?mode={mode}")
+        };
+        let write = AnyPoolOptions::new()
+            .max_connections(1)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute(
+                        "PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+                    )
+                    .await
+                    .map(|_| ())
+                })
+            })
+            .connect(&url("rwc"))
+            .await?;
+        let read = AnyPoolOptions::new()
+            .max_connections(4)
+            .after_connect(|conn, _| {
+                Box::pin(async move { conn.execute("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;").await.map(|_| ()) })
+            })
+            .connect(&url("ro"))
+            .await?;
+        Ok(Db { read, write, dialect: Dialect::Sqlite })
+    }
+
+    /// A pool on `url` whose connections work in `schema`, created if missing.
+    pub async fn open_postgres(url: &str, schema: &str) -> Result<Db, sqlx::Error> {
+        sqlx::any::install_default_drivers();
+        let quoted = quote_identifier(schema);
+        // Two nodes starting at once must not both try to create the schema.
+        // One connection, not a pool: an unreachable server fails at once rather than after the
+        // pool's retries.
+        let mut setup = sqlx::AnyConnection::connect(url).await?;
+        let mut tx = setup.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(4242)").execute(&mut *tx).await?;
+        sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}")).execute(&mut *tx).await?;
+        tx.commit().await?;
+        setup.close().await?;
+
+        let search_path = format!("SET search_path TO {quoted}");
+        let pool = AnyPoolOptions::new()
+            .max_connections(POSTGRES_CONNECTIONS_PER_SCHEMA)
+            .min_connections(0)
+            .idle_timeout(Duration::from_secs(60))
+            .after_connect(move |conn, _| {
+                let search_path = search_path.clone();
+                Box::pin(async move { conn.execute(search_path.as_str()).await.map(|_| ()) })
+            })
+            .connect(url)
+            .await?;
+        Ok(Db { read: pool.clone(), write: pool, dialect: Dialect::Postgres })
+    }
+
+    /// `text` with its placeholders as this engine wants them.
+    pub fn sql<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        sql_for(self.dialect, text)
+    }
+
+    /// Like `sql`, for text built at run time.
+    pub fn sql_string(&self, text: String) -> String {
+        match self.dialect {
+            Dialect::Sqlite => text,
+            Dialect::Postgres => numbered_placeholders(&text),
+        }
+    }
+
+    /// `LEAST` of two expressions (SQLite's scalar `MIN`).
+    pub fn least(&self, a: &str, b: &str) -> String {
+        match self.dialect {
+            Dialect::Sqlite => format!("MIN({a}, {b})"),
+            Dialect::Postgres => format!("LEAST({a}, {b})"),
+        }
+    }
+
+    pub async fn close(&self) {
+        self.write.close().await;
+        self.read.close().await;
+    }
+}
+
+/// `text` with its placeholders as `dialect` wants them.
+pub fn sql_for(dialect: Dialect, text: &str) -> Cow<'_, str> {
+    match dialect {
+        Dialect::Sqlite => Cow::Borrowed(text),
+        Dialect::Postgres => Cow::Owned(numbered_placeholders(text)),
+    }
+}
+
+/// A double-quoted SQL identifier.
+pub fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Replaces each `?` placeholder by `$1`, `$2`... in order. Question marks inside quoted strings
+/// and quoted identifiers are text, not placeholders.
+pub fn numbered_placeholders(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '?') => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_placeholders;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(numbered_placeholders("a = ? AND b IN (?, ?)"), "a = $1 AND b IN ($2, $3)");
+        assert_eq!(
+            numbered_placeholders(r#"x LIKE ? ESCAPE '\' AND "we?ird" = ? AND y = 'it''s ?'"#),
+            r#"x LIKE $1 ESCAPE '\' AND "we?ird" = $2 AND y = 'it''s ?'"#
+        );
+        assert_eq!(numbered_placeholders("no placeholders"), "no placeholders");
+    }
+}

@@ -1,0 +1,126 @@
+//! Several nodes over one PostgreSQL database (issue: PostgreSQL backend and several nodes):
+//! two `herald` processes on their own ports and their own data directories share everything a
+//! later request needs. A token from one works on the other, a paging document continues on the
+//! other, an extension uploaded through one is served by the other, an asynchronous execution
+//! accepted by one is readable on both, and killing a node while it runs executions loses none.
+//!
+//! On SQLite there is one process per data directory, so this runs in the PostgreSQL pass of
+//! `scripts/test.sh` only.
+
+use std::time::{Duration, Instant};
+
+use herald_tests::process::ServerProcess;
+use herald_tests::{answer, json, reqwest, Api, TestDatabase};
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+use serde_json::Value;
+use sqlx::Connection;
+
+const ARGS: [&str; 10] = [
+    "--rate-per-address", "100000", "--burst-per-address", "100000",
+    "--rate-per-credential", "100000", "--burst-per-credential", "100000",
+    "--node-timeout", "2",
+];
+
+async fn upload(api: &Api, name: &str, path: &str) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string())).text("type", "http");
+    answer(api.request(Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await.expect(201);
+}
+
+async fn accept(client: &reqwest::Client, base: &str, path: &str, body: &str) -> String {
+    let r = answer(client.post(format!("{base}/extensions/open/demo/{path}")).body(body.to_string()).send().await.unwrap()).await;
+    r.expect(202);
+    r.json()["queueId"].as_str().expect("queueId").to_string()
+}
+
+/// The status of an execution once it is no longer pending (202), from node `base`.
+async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duration) -> (u16, Value) {
+    let started = Instant::now();
+    loop {
+        let r = client.get(format!("{base}/extensions/status/open/demo/{id}")).send().await.unwrap();
+        if r.status() != 202 {
+            let status = r.status().as_u16();
+            return (status, r.json().await.unwrap_or(Value::Null));
+        }
+        assert!(started.elapsed() < within, "execution {id} still pending after {within:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn scalar(url: &str, sql: &str) -> i64 {
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let n: i64 = sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap();
+    conn.close().await.ok();
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
+    let Some(database) = TestDatabase::create().await else {
+        eprintln!("several nodes need PostgreSQL: this test runs in the PostgreSQL pass of scripts/test.sh");
+        return;
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = ServerProcess::start(dir_a.path(), Some(&database.url), &ARGS).await;
+    let b = ServerProcess::start(dir_b.path(), Some(&database.url), &ARGS).await;
+    let client = reqwest::Client::new();
+
+    // A token from A works on B.
+    let on_a = Api::login(&a.base, "demo-public-key", "demo-public-secret").await;
+    let on_b = Api { base: b.base.clone(), ..on_a.clone() };
+    for i in 0..5 {
+        on_a.post("/recipients", json!({"personData": {"EMAIL": format!("n{i}@nodes.test"), "AGE": 20 + i}})).await.expect(201);
+    }
+    let all = on_b.get("/recipients").await;
+    all.expect(200);
+    assert_eq!(all.json().as_array().unwrap().len(), 5, "B reads what A wrote");
+
+    // A paging document made on A continues on B.
+    let first = on_a.get("/recipients?objectResponse=true&pageSize=2").await;
+    first.expect(200);
+    let document = first.json()["page"]["documentId"].as_str().unwrap().to_string();
+    let third = on_b.get(&format!("/recipients?objectResponse=true&documentId={document}&pageStart=5&pageSize=2")).await;
+    third.expect(200);
+    let page = third.json();
+    let emails: Vec<&str> = page["content"].as_array().unwrap().iter().map(|r| r["personData"]["EMAIL"].as_str().unwrap()).collect();
+    assert_eq!(emails, vec!["n4@nodes.test"]);
+    assert_eq!(third.json()["page"]["totalElements"], 5);
+
+    // An extension uploaded through A is served by B, whose data directory never saw the file.
+    upload(&on_a, "echo.wasm", env!("GUEST_ECHO")).await;
+    let echoed = on_b.request(Method::POST, "/extensions/secure/echo/hello?x=1").body("from B").send().await.unwrap();
+    assert_eq!(echoed.status(), 200);
+    let echoed: Value = echoed.json().await.unwrap();
+    assert_eq!(echoed["body"], "from B", "{echoed}");
+    let listed = on_b.get("/assets/extensions/list").await;
+    assert_eq!(listed.json()[0]["name"], "echo.wasm");
+
+    // An asynchronous execution accepted by A is readable on both.
+    upload(&on_a, "job.wasm", env!("GUEST_ASYNC_OPEN")).await;
+    let id = accept(&client, &a.base, "job/one?ms=10", "one").await;
+    let (status_a, body_a) = settled(&client, &a.base, &id, Duration::from_secs(30)).await;
+    let (status_b, body_b) = settled(&client, &b.base, &id, Duration::from_secs(30)).await;
+    assert_eq!((status_a, status_b), (201, 201));
+    assert_eq!(body_a, body_b);
+    assert_eq!(body_a["body"], "one");
+
+    // Both nodes take executions; A is killed while it runs some, and none is lost.
+    let mut ids = Vec::new();
+    for i in 0..24 {
+        ids.push(accept(&client, &a.base, &format!("job/n{i}?ms=3000"), &format!("body {i}")).await);
+    }
+    let started = Instant::now();
+    while scalar(&database.url, "SELECT COUNT(DISTINCT node) FROM herald.extension_jobs WHERE state = 'running'").await < 2 {
+        assert!(started.elapsed() < Duration::from_secs(20), "both nodes should be running executions");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    a.kill();
+    for (i, id) in ids.iter().enumerate() {
+        let (status, body) = settled(&client, &b.base, id, Duration::from_secs(60)).await;
+        assert_eq!(status, 201, "execution {i}: {body}");
+        assert_eq!(body["body"], format!("body {i}"));
+    }
+    let rerun = scalar(&database.url, "SELECT COUNT(*) FROM herald.extension_jobs WHERE attempts >= 2").await;
+    assert!(rerun > 0, "the killed node's executions were run again by B");
+}

@@ -3,9 +3,9 @@
 # trust authentication), starting one when needed:
 #   1. $HERALD_TEST_POSTGRES if it is set and answers;
 #   2. the server on 127.0.0.1:5432, if one answers (the project's machines run one);
-#   3. otherwise a private cluster on loopback, under $HERALD_PG_DIR (default target/postgres),
-#      installed from Debian's packages if PostgreSQL is missing. `scripts/postgres.sh stop`
-#      stops that private cluster.
+#   3. otherwise (or always, with HERALD_PG_PRIVATE=1) a private cluster on loopback, under
+#      $HERALD_PG_DIR (default target/postgres), installed from Debian's packages if PostgreSQL is
+#      missing. `scripts/postgres.sh stop` stops that private cluster.
 # Progress goes to stderr; only the URL goes to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,11 +36,13 @@ if [ "${1:-}" = stop ]; then
   exit 0
 fi
 
-if [ -n "${HERALD_TEST_POSTGRES:-}" ] && answers "$HERALD_TEST_POSTGRES"; then
-  echo "$HERALD_TEST_POSTGRES"; exit 0
-fi
-if answers "postgres://postgres@127.0.0.1:5432/postgres"; then
-  echo "postgres://postgres@127.0.0.1:5432/postgres"; exit 0
+if [ "${HERALD_PG_PRIVATE:-}" != 1 ]; then
+  if [ -n "${HERALD_TEST_POSTGRES:-}" ] && answers "$HERALD_TEST_POSTGRES"; then
+    echo "$HERALD_TEST_POSTGRES"; exit 0
+  fi
+  if answers "postgres://postgres@127.0.0.1:5432/postgres"; then
+    echo "postgres://postgres@127.0.0.1:5432/postgres"; exit 0
+  fi
 fi
 private="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 if answers "$private"; then

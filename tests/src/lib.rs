@@ -270,12 +270,31 @@ impl Api {
         self.call(Method::DELETE, path, None).await
     }
 
+    /// Uploads the component at `path` as the http extension `name` (expects 201).
+    pub async fn upload_http_extension(&self, name: &str, path: &str) {
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let form = reqwest::multipart::Form::new()
+            .part("file", reqwest::multipart::Part::bytes(bytes).file_name(name.to_string()))
+            .text("type", "http");
+        answer(self.request(Method::POST, "/assets/extensions").multipart(form).send().await.expect("upload")).await.expect(201);
+    }
+
     /// Creates a recipient and returns its USER_ID.
     pub async fn create_recipient(&self, person_data: Value) -> i64 {
         let a = self.post("/recipients", serde_json::json!({ "personData": person_data })).await;
         a.expect(201);
         a.json()["personData"]["USER_ID"].as_i64().expect("USER_ID")
     }
+}
+
+/// Calls the demo instance's open extension endpoint at `path` (an asynchronous extension) and
+/// returns the queue id of its 202.
+pub async fn accept_open(client: &reqwest::Client, base: &str, path: &str, body: &str) -> String {
+    let r = answer(client.post(format!("{base}/extensions/open/demo/{path}")).body(body.to_string()).send().await.expect("call")).await;
+    r.expect(202);
+    let id = r.json()["queueId"].as_str().expect("queueId").to_string();
+    assert_eq!(r.json(), serde_json::json!({ "queueId": id }));
+    id
 }
 
 pub async fn answer(r: reqwest::Response) -> Answer {

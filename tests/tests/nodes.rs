@@ -10,8 +10,7 @@
 use std::time::{Duration, Instant};
 
 use herald_tests::process::ServerProcess;
-use herald_tests::{answer, json, reqwest, Api, TestDatabase};
-use reqwest::multipart::{Form, Part};
+use herald_tests::{accept_open, json, reqwest, Api, TestDatabase};
 use reqwest::Method;
 use serde_json::Value;
 use sqlx::Connection;
@@ -21,18 +20,6 @@ const ARGS: [&str; 10] = [
     "--rate-per-credential", "100000", "--burst-per-credential", "100000",
     "--node-timeout", "2",
 ];
-
-async fn upload(api: &Api, name: &str, path: &str) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string())).text("type", "http");
-    answer(api.request(Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await.expect(201);
-}
-
-async fn accept(client: &reqwest::Client, base: &str, path: &str, body: &str) -> String {
-    let r = answer(client.post(format!("{base}/extensions/open/demo/{path}")).body(body.to_string()).send().await.unwrap()).await;
-    r.expect(202);
-    r.json()["queueId"].as_str().expect("queueId").to_string()
-}
 
 /// The status of an execution once it is no longer pending (202), from node `base`.
 async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duration) -> (u16, Value) {
@@ -88,7 +75,7 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     assert_eq!(third.json()["page"]["totalElements"], 5);
 
     // An extension uploaded through A is served by B, whose data directory never saw the file.
-    upload(&on_a, "echo.wasm", env!("GUEST_ECHO")).await;
+    on_a.upload_http_extension("echo.wasm", env!("GUEST_ECHO")).await;
     let echoed = on_b.request(Method::POST, "/extensions/secure/echo/hello?x=1").body("from B").send().await.unwrap();
     assert_eq!(echoed.status(), 200);
     let echoed: Value = echoed.json().await.unwrap();
@@ -97,8 +84,8 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     assert_eq!(listed.json()[0]["name"], "echo.wasm");
 
     // An asynchronous execution accepted by A is readable on both.
-    upload(&on_a, "job.wasm", env!("GUEST_ASYNC_OPEN")).await;
-    let id = accept(&client, &a.base, "job/one?ms=10", "one").await;
+    on_a.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
+    let id = accept_open(&client, &a.base, "job/one?ms=10", "one").await;
     let (status_a, body_a) = settled(&client, &a.base, &id, Duration::from_secs(30)).await;
     let (status_b, body_b) = settled(&client, &b.base, &id, Duration::from_secs(30)).await;
     assert_eq!((status_a, status_b), (201, 201));
@@ -108,7 +95,7 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     // Both nodes take executions; A is killed while it runs some, and none is lost.
     let mut ids = Vec::new();
     for i in 0..24 {
-        ids.push(accept(&client, &a.base, &format!("job/n{i}?ms=3000"), &format!("body {i}")).await);
+        ids.push(accept_open(&client, &a.base, &format!("job/n{i}?ms=3000"), &format!("body {i}")).await);
     }
     let started = Instant::now();
     while scalar(&database.url, "SELECT COUNT(DISTINCT node) FROM herald.extension_jobs WHERE state = 'running'").await < 2 {

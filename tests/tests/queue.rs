@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 
 use herald_host::limits::RateSettings;
 use herald_tests::process::ServerProcess;
-use herald_tests::{answer, json, reqwest, Api, Settings, TestDatabase, TestServer};
-use reqwest::multipart::{Form, Part};
+use herald_tests::{accept_open, answer, json, reqwest, Api, Settings, TestDatabase, TestServer};
 use reqwest::Method;
 use serde_json::Value;
 
@@ -15,21 +14,6 @@ use serde_json::Value;
 fn settings() -> Settings {
     let rate = RateSettings { per_address_per_second: 1000, per_address_burst: 1000, per_credential_per_second: 1000, per_credential_burst: 1000 };
     Settings { rate, ..Settings::default() }
-}
-
-async fn upload(api: &Api, name: &str, path: &str) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string())).text("type", "http");
-    answer(api.request(Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await.expect(201);
-}
-
-/// Calls the open endpoint and returns the queue id of the 202.
-async fn accept_open(client: &reqwest::Client, base: &str, path: &str, body: &str) -> String {
-    let r = answer(client.post(format!("{base}/extensions/open/demo/{path}")).body(body.to_string()).send().await.unwrap()).await;
-    r.expect(202);
-    let id = r.json()["queueId"].as_str().expect("queueId").to_string();
-    assert_eq!(r.json(), json!({ "queueId": id }));
-    id
 }
 
 async fn open_status(client: &reqwest::Client, base: &str, customer: &str, id: &str) -> reqwest::Response {
@@ -62,7 +46,7 @@ async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duratio
 async fn an_async_call_is_answered_202_and_its_status_gives_the_response_later() {
     let s = TestServer::start_with(settings()).await;
     let api = s.demo().await;
-    upload(&api, "job.wasm", env!("GUEST_ASYNC_OPEN")).await;
+    api.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let id = accept_open(&s.client, &s.base, "job/orders?ms=1000", "hello").await;
     assert_eq!(id.len(), 32);
     // Queued or running: 202 with the same body, on both endpoints (secure: the same instance).
@@ -101,7 +85,7 @@ async fn an_async_call_is_answered_202_and_its_status_gives_the_response_later()
 async fn a_secure_async_extension_is_queued_for_its_instance() {
     let s = TestServer::start_with(settings()).await;
     let api = s.demo().await;
-    upload(&api, "job.wasm", env!("GUEST_ASYNC_SECURE")).await;
+    api.upload_http_extension("job.wasm", env!("GUEST_ASYNC_SECURE")).await;
     let r = api.request(Method::PUT, "/extensions/secure/job/items/7").body("payload").send().await.unwrap();
     let accepted = answer(r).await;
     accepted.expect(202);
@@ -120,7 +104,7 @@ async fn a_secure_async_extension_is_queued_for_its_instance() {
 async fn past_the_report_threshold_the_status_is_400_and_the_result_still_comes() {
     let s = TestServer::start_with(settings()).await;
     let api = s.demo().await;
-    upload(&api, "job.wasm", env!("GUEST_ASYNC_OPEN")).await;
+    api.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let id = accept_open(&s.client, &s.base, "job/slow?ms=1500", "").await;
     assert_eq!(open_status(&s.client, &s.base, "demo", &id).await.status(), 202);
     s.clock.advance_secs(61);
@@ -136,7 +120,7 @@ async fn past_the_report_threshold_the_status_is_400_and_the_result_still_comes(
 async fn failures_and_the_execution_limit_are_reported_and_logged() {
     let s = TestServer::start_with(settings()).await;
     let api = s.demo().await;
-    upload(&api, "job.wasm", env!("GUEST_ASYNC_OPEN")).await;
+    api.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let failing = accept_open(&s.client, &s.base, "job/x?fail=1", "").await;
     let spinning = accept_open(&s.client, &s.base, "job/x?spin=1", "").await;
     let r = settled(&s.client, &s.base, &failing, Duration::from_secs(10)).await;
@@ -158,8 +142,8 @@ async fn failures_and_the_execution_limit_are_reported_and_logged() {
 async fn one_instance_flooding_the_queue_does_not_starve_another() {
     let s = TestServer::start_with(settings()).await;
     let (demo, staging) = (s.demo().await, s.staging().await);
-    upload(&demo, "job.wasm", env!("GUEST_ASYNC_SECURE")).await;
-    upload(&staging, "job.wasm", env!("GUEST_ASYNC_SECURE")).await;
+    demo.upload_http_extension("job.wasm", env!("GUEST_ASYNC_SECURE")).await;
+    staging.upload_http_extension("job.wasm", env!("GUEST_ASYNC_SECURE")).await;
     // 4 workers: 40 one-second executions of demo are ten seconds of work at the least.
     let mut flood = Vec::new();
     for _ in 0..40 {
@@ -202,7 +186,7 @@ async fn a_killed_server_loses_no_accepted_execution() {
     let args = ["--rate-per-address", "100000", "--burst-per-address", "100000"];
     let server = ServerProcess::start(dir.path(), url, &args).await;
     let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
-    upload(&api, "job.wasm", env!("GUEST_ASYNC_OPEN")).await;
+    api.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let client = reqwest::Client::new();
     // One running when the process dies, more still queued behind the 16 workers' worth.
     let mut ids = Vec::new();

@@ -23,7 +23,7 @@ pub struct StoreArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the REST API (on first start of an empty data directory, with the demo instances).
+    /// Serve the REST API (on the first start on an empty store, with the demo instances).
     Serve(ServeArgs),
     /// Define instances and their data model.
     Instance {

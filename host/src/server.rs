@@ -33,7 +33,7 @@ pub struct ServerConfig {
     pub listen: String,
     /// Optional second address for the open extensions endpoint (`{extensions_base_url}`).
     pub extensions_listen: Option<String>,
-    /// Create the demo instances on the first start of an empty data directory.
+    /// Create the demo instances on the first start on an empty store.
     pub demo: bool,
     /// How often instance definitions are checked for changes made by other processes.
     pub refresh_interval: Duration,

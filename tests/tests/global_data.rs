@@ -122,3 +122,20 @@ async fn discovery_describes_the_data_model() {
     assert_eq!(products["fields"][2], json!({"name": "PRICE", "identifier": false, "type": "NUMBER"}));
     api.get("/discovery/globaldata/tables/NOPE").await.expect(404);
 }
+
+// On PostgreSQL writers run side by side (on SQLite one writer takes them in turn): an upsert
+// must still create a record once and update it otherwise, never fail on the race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_puts_of_a_new_record_create_it_once() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let puts = (0..16).map(|i| {
+        let api = api.clone();
+        async move { api.put("/globaldata/tables/STORES/record/RACE", json!({"NAME": format!("writer {i}")})).await.status.as_u16() }
+    });
+    let mut statuses = futures_util::future::join_all(puts).await;
+    statuses.sort_unstable();
+    assert_eq!(statuses.iter().filter(|s| **s == 201).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|s| *s == 200 || *s == 201), "{statuses:?}");
+    api.get("/globaldata/tables/STORES/record/RACE").await.expect(200);
+}

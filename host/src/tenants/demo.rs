@@ -1,5 +1,5 @@
 //! The demo instances of the embedded default (shared/spec/demo-instance.md): created on the
-//! first start of an empty data directory, left as they are afterwards.
+//! first start on an empty store (data directory or database), left as they are afterwards.
 
 use crate::auth::secret;
 use crate::model::{DefinitionFile, DEMO};

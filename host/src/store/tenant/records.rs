@@ -113,7 +113,7 @@ impl TenantDb {
     pub async fn insert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<()> {
         let id = identifier_of(t, values)?;
         let mut tx = self.db.write.begin().await?;
-        insert(&mut tx, self.db.dialect, t, values).await.map_err(|e| {
+        insert(&mut tx, self.db.dialect, t, values, false).await.map_err(|e| {
             conflict_on_unique(e, || {
                 format!("a record with {} {} already exists", t.def.identifier().name, id_text(&id))
             })
@@ -201,12 +201,23 @@ fn id_text(id: &Value) -> String {
     }
 }
 
-async fn insert(tx: &mut Transaction<'_, Any>, dialect: Dialect, t: &TableRef<'_>, values: &[(usize, Value)]) -> Result<(), sqlx::Error> {
+/// Inserts a record; with `unless_exists`, a record with the same identifier is left as it is
+/// and `false` returned (atomically, whoever else writes), otherwise it is a unique violation.
+async fn insert(
+    tx: &mut Transaction<'_, Any>,
+    dialect: Dialect,
+    t: &TableRef<'_>,
+    values: &[(usize, Value)],
+    unless_exists: bool,
+) -> Result<bool, sqlx::Error> {
     let mut names: Vec<String> = values.iter().map(|(i, _)| column(&t.def.fields[*i].name)).collect();
     if t.recipient.is_some() {
         names.insert(0, "_recipient".into());
     }
-    let sql = format!("INSERT INTO {} ({}) VALUES ({})", t.sql_name, names.join(", "), vec!["?"; names.len()].join(", "));
+    let mut sql = format!("INSERT INTO {} ({}) VALUES ({})", t.sql_name, names.join(", "), vec!["?"; names.len()].join(", "));
+    if unless_exists {
+        sql.push_str(" ON CONFLICT DO NOTHING");
+    }
     let sql = sql_for(dialect, &sql);
     let mut q = sqlx::query(&sql);
     if let Some(r) = t.recipient {
@@ -215,17 +226,12 @@ async fn insert(tx: &mut Transaction<'_, Any>, dialect: Dialect, t: &TableRef<'_
     for (i, v) in values {
         q = bind_typed(q, v, t.def.fields[*i].ty);
     }
-    q.execute(&mut **tx).await?;
-    Ok(())
+    Ok(q.execute(&mut **tx).await?.rows_affected() > 0)
 }
 
 async fn upsert(tx: &mut Transaction<'_, Any>, dialect: Dialect, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
     let id = identifier_of(t, values)?;
-    let exists_sql = format!("SELECT 1 FROM {} WHERE {}", t.sql_name, t.scope(true));
-    let exists_sql = sql_for(dialect, &exists_sql);
-    let exists = t.bind_scope(sqlx::query(&exists_sql), Some(&id)).fetch_optional(&mut **tx).await?.is_some();
-    if !exists {
-        insert(tx, dialect, t, values).await?;
+    if insert(tx, dialect, t, values, true).await? {
         return Ok(Upserted::Created);
     }
     let id_index = t.id_index();

@@ -2,10 +2,15 @@
 # demo instances, wait until it answers, and get a demo token. Sourced, not run.
 #   needs: PROFILE, PORT; optional: FEATURES (cargo features), SERVE_ARGS (more `herald serve` flags),
 #   DATABASE_URL (a PostgreSQL server's maintenance database, as scripts/postgres.sh prints: the
-#   server then runs on a fresh database of that server, dropped on exit)
+#   server then runs on a fresh database of that server, dropped on exit), HERALD_BIN (a binary
+#   to run instead of building one)
 #   sets: BIN, DIR, B, PID, TOKEN; stops the server and cleans up on exit (`cleanup`)
-cargo build -q --profile "$PROFILE" -p herald-host ${FEATURES:+--features "$FEATURES"}
-case "$PROFILE" in dev) BIN=target/debug/herald ;; *) BIN=target/$PROFILE/herald ;; esac
+if [ -n "${HERALD_BIN:-}" ]; then  # a binary built elsewhere (another commit), to compare builds
+  BIN=$HERALD_BIN
+else
+  cargo build -q --profile "$PROFILE" -p herald-host ${FEATURES:+--features "$FEATURES"}
+  case "$PROFILE" in dev) BIN=target/debug/herald ;; *) BIN=target/$PROFILE/herald ;; esac
+fi
 DIR=$(mktemp -d)
 B=http://127.0.0.1:$PORT
 BENCH_DB=

@@ -151,7 +151,11 @@ impl Queue {
         };
         tasks.push(tokio::spawn(dispatcher.run()));
         tasks.push(spawn_sweeper(control.clone(), clock.clone(), settings.retention));
-        tasks.push(liveness::spawn(control.clone(), clock.clone(), node.clone(), settings.node_timeout, dispatcher_wake));
+        // One process owns an SQLite queue: there are no other nodes to watch, and a heartbeat
+        // would only add fsyncs.
+        if control.backend().is_postgres() {
+            tasks.push(liveness::spawn(control.clone(), clock.clone(), node.clone(), settings.node_timeout, dispatcher_wake));
+        }
         Ok((Arc::new(Queue { control, clock, settings, writes, node }), tasks))
     }
 

@@ -33,6 +33,9 @@ pub struct Db {
 /// holds connections only for the instances that are busy.
 const POSTGRES_CONNECTIONS_PER_SCHEMA: u32 = 8;
 
+/// The advisory lock (a key of Herald's choosing) held while a schema is created.
+const SCHEMA_CREATION_LOCK: i64 = 0x4865_7261_6C64; // "Herald"
+
 impl Db {
     pub async fn open_sqlite(path: &Path) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
@@ -72,12 +75,11 @@ impl Db {
     pub async fn open_postgres(url: &str, schema: &str) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
         let quoted = quote_identifier(schema);
-        // Two nodes starting at once must not both try to create the schema.
         // One connection, not a pool: an unreachable server fails at once rather than after the
-        // pool's retries.
+        // pool's retries. The lock keeps nodes starting at once from racing to create the schema.
         let mut setup = sqlx::AnyConnection::connect(url).await?;
         let mut tx = setup.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock(4242)").execute(&mut *tx).await?;
+        sqlx::query(&format!("SELECT pg_advisory_xact_lock({SCHEMA_CREATION_LOCK})")).execute(&mut *tx).await?;
         sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}")).execute(&mut *tx).await?;
         tx.commit().await?;
         setup.close().await?;

@@ -173,3 +173,37 @@ async fn collection_lists_and_filters() {
     broken.expect(400);
     assert!(broken.message().contains("character"));
 }
+
+// The database going away (a failover, a restart, a database refusing connections) is not a
+// fault in Herald: callers are told to come back (503, Retry-After), and once it is back the next
+// call succeeds on fresh connections. On SQLite the database is a file and cannot go away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_database_answers_503_and_calls_succeed_once_it_is_back() {
+    let s = TestServer::start().await;
+    let Some(url) = s.database_url().map(str::to_string) else {
+        eprintln!("the database cannot go away on SQLite: this test runs in the PostgreSQL pass");
+        return;
+    };
+    let api = s.demo().await;
+    let id = api.create_recipient(json!({"EMAIL": "outage@example.com"})).await;
+    let path = format!("/recipients/{id}");
+    api.get(&path).await.expect(200);
+    let name = url.rsplit('/').next().unwrap().to_string();
+    let admin = std::env::var(herald_tests::database::POSTGRES_VARIABLE).unwrap();
+    let sql = |text: String| {
+        let admin = admin.clone();
+        async move {
+            use sqlx::Connection;
+            let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+            sqlx::query(&text).execute(&mut c).await.unwrap();
+        }
+    };
+    sql(format!("ALTER DATABASE {name} ALLOW_CONNECTIONS false")).await;
+    sql(format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")).await;
+    let down = api.request(herald_tests::reqwest::Method::GET, &path).send().await.unwrap();
+    assert_eq!(down.status().as_u16(), 503);
+    assert_eq!(down.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string()).as_deref(), Some("5"));
+    assert!(down.text().await.unwrap().is_empty());
+    sql(format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true")).await;
+    api.get(&path).await.expect(200);
+}

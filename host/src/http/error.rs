@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::rsql::FilterError;
-use crate::store::StoreError;
+use crate::store::{StoreError, Unavailable};
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
@@ -26,8 +26,14 @@ pub enum ApiError {
     UnknownSelector,
     /// A limit is reached; retry after this many seconds.
     TooManyRequests { retry_after: u64 },
+    /// The database cannot be reached (down, restarting, refusing connections): not a fault in
+    /// Herald, and the caller may come back (503 with `Retry-After`).
+    Unavailable(String),
     Internal(anyhow::Error),
 }
+
+/// Seconds a caller is asked to wait when the database is unreachable.
+const UNAVAILABLE_RETRY_AFTER: u32 = 5;
 
 impl ApiError {
     pub fn bad(message: impl Into<String>) -> ApiError {
@@ -56,6 +62,12 @@ impl IntoResponse for ApiError {
                 r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
                 return r;
             }
+            ApiError::Unavailable(e) => {
+                tracing::warn!(error = %e, "the database cannot be reached");
+                let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
+                r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(UNAVAILABLE_RETRY_AFTER));
+                return r;
+            }
             ApiError::Internal(e) => {
                 tracing::error!(error = ?e, "request failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, None)
@@ -73,6 +85,7 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::Conflict(m) => ApiError::Conflict(m),
             StoreError::Invalid(m) => ApiError::BadRequest(m),
+            StoreError::Db(e) if e.is_unavailable() => ApiError::Unavailable(e.to_string()),
             StoreError::Db(e) => ApiError::Internal(e.into()),
         }
     }
@@ -113,6 +126,15 @@ impl From<QueryRejection> for ApiError {
 
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> ApiError {
-        ApiError::Internal(e)
+        // A store error carried through other layers keeps its meaning.
+        let unavailable = e.chain().any(|cause| match cause.downcast_ref::<StoreError>() {
+            Some(StoreError::Db(db)) => db.is_unavailable(),
+            _ => cause.downcast_ref::<sqlx::Error>().is_some_and(Unavailable::is_unavailable),
+        });
+        if unavailable {
+            ApiError::Unavailable(format!("{e:#}"))
+        } else {
+            ApiError::Internal(e)
+        }
     }
 }

@@ -34,6 +34,29 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// Whether an error means the database cannot be reached now (rather than a fault in a query).
+pub trait Unavailable {
+    fn is_unavailable(&self) -> bool;
+}
+
+impl Unavailable for sqlx::Error {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
+            // PostgreSQL: an error of FATAL severity ends the session (a database refusing
+            // connections, too many connections, the server shutting down); connection
+            // exceptions (08...) and shutdown or start-up (57P01-57P03) likewise.
+            sqlx::Error::Database(d) => {
+                let fatal = d
+                    .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+                    .is_some_and(|pg| matches!(pg.severity(), sqlx::postgres::PgSeverity::Fatal | sqlx::postgres::PgSeverity::Panic));
+                fatal || d.code().is_some_and(|c| c.starts_with("08") || c.starts_with("57P") || c == "53300")
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Where the databases live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backend {

@@ -165,7 +165,10 @@ async fn one_instance_flooding_the_queue_does_not_starve_another() {
                 break;
             }
             r.expect(202);
-            assert!(started.elapsed() < Duration::from_secs(8), "staging's executions were starved");
+            // Only a safety stop: what tells fairness from starvation is how much of demo's
+            // flood is still waiting when staging is done (below), which a pause of the whole
+            // machine (slow commits, say) does not change.
+            assert!(started.elapsed() < Duration::from_secs(30), "staging's executions never finished");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -175,7 +178,7 @@ async fn one_instance_flooding_the_queue_does_not_starve_another() {
             pending += 1;
         }
     }
-    assert!(pending >= 20, "staging finished after demo's flood was mostly done ({pending} pending): not a test of fairness");
+    assert!(pending >= 20, "staging's executions waited for demo's flood ({pending} of 40 still pending when they were done)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

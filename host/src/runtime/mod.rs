@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Bytes;
 use wasmtime::component::{Component, Linker};
 use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
@@ -113,23 +114,28 @@ impl Runtime {
 
     /// Checks an uploaded extension (compiling it on the blocking pool) and stores its
     /// precompiled artifact; the error is for the customer.
-    pub async fn validate(self: &Arc<Self>, wasm: &Path, kind: &str, sha256: &str) -> anyhow::Result<Result<ExtensionConfig, String>> {
-        let bytes = tokio::fs::read(wasm).await?;
-        let (runtime, kind) = (Arc::clone(self), kind.to_string());
-        let checked = tokio::task::spawn_blocking(move || {
+    pub async fn validate(self: &Arc<Self>, wasm: Bytes, kind: &str, sha256: &str) -> anyhow::Result<Result<ExtensionConfig, String>> {
+        let (runtime, kind, sha256) = (Arc::clone(self), kind.to_string(), sha256.to_string());
+        tokio::task::spawn_blocking(move || {
             runtime.compilations.fetch_add(1, Ordering::Relaxed);
-            validate::validate(&runtime.engine, &runtime.linker, &bytes, &kind)
+            match validate::validate(&runtime.engine, &runtime.linker, &wasm, &kind) {
+                Ok(validated) => {
+                    runtime.write_artifact(&sha256, &validated.component)?;
+                    Ok(Ok(validated.config))
+                }
+                Err(message) => Ok(Err(message)),
+            }
         })
-        .await?;
-        let validated = match checked {
-            Ok(v) => v,
-            Err(message) => return Ok(Err(message)),
-        };
-        let serialized = validated.component.serialize()?;
+        .await?
+    }
+
+    /// Keeps a compiled component by content hash, written aside and renamed so that a reader
+    /// (this process, or another node sharing the directory) never sees half of it.
+    fn write_artifact(&self, sha256: &str, component: &Component) -> anyhow::Result<()> {
         let temp = self.artifacts.join(format!("{sha256}.tmp{}", std::process::id()));
-        tokio::fs::write(&temp, serialized).await?;
-        tokio::fs::rename(&temp, self.artifact(sha256)).await?;
-        Ok(Ok(validated.config))
+        std::fs::write(&temp, component.serialize()?)?;
+        std::fs::rename(&temp, self.artifact(sha256))?;
+        Ok(())
     }
 
     /// The prepared extension of this content, from memory, or else from the artifact cache, or
@@ -161,10 +167,7 @@ impl Runtime {
             Err(_) => {
                 self.compilations.fetch_add(1, Ordering::Relaxed);
                 let c = Component::new(&self.engine, wasm)?;
-                // Written aside and renamed, so a node reading it meanwhile never sees half.
-                let temp = artifact.with_extension(format!("tmp{}", std::process::id()));
-                std::fs::write(&temp, c.serialize()?)?;
-                std::fs::rename(&temp, &artifact)?;
+                self.write_artifact(sha256, &c)?;
                 c
             }
         };

@@ -51,15 +51,15 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
         (true, Some(e), k) => k.unwrap_or_else(|| e.kind.clone()),
     };
     // The component is compiled and checked before it is stored; its precompiled artifact is
-    // kept by content hash, so the first call (after a restart too) does not compile.
-    match ctx.runtime.validate(file.temp.path(), &kind, &file.sha256).await? {
+    // kept by content hash, so the first call (after a restart too) does not compile. It goes
+    // into the instance's database too, where every node finds it; the file in the media area
+    // is this node's copy.
+    let content = axum::body::Bytes::from(tokio::fs::read(file.temp.path()).await.map_err(io_fault)?);
+    match ctx.runtime.validate(content.clone(), &kind, &file.sha256).await? {
         Ok(_config) => {}
         Err(message) => return Err(ApiError::BadRequest(message)),
     }
     let record = ExtensionRecord { path: path.as_text(), kind, size: file.size, sha256: file.sha256.clone() };
-    // The component goes into the instance's database, where every node finds it; the file
-    // in the media area is this node's copy.
-    let content = tokio::fs::read(file.temp.path()).await.map_err(io_fault)?;
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record, &content).await?;
     let mut body = stored("extensions", &path, record.size);

@@ -74,7 +74,7 @@ impl Db {
     /// A pool on `url` whose connections work in `schema`, created if missing.
     pub async fn open_postgres(url: &str, schema: &str) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
-        let quoted = quote_identifier(schema);
+        let quoted = crate::model::column(schema);
         // One connection, not a pool: an unreachable server fails at once rather than after the
         // pool's retries. The lock keeps nodes starting at once from racing to create the schema.
         let mut setup = sqlx::AnyConnection::connect(url).await?;
@@ -118,11 +118,6 @@ impl Db {
             Dialect::Postgres => format!("LEAST({a}, {b})"),
         }
     }
-
-    pub async fn close(&self) {
-        self.write.close().await;
-        self.read.close().await;
-    }
 }
 
 /// `text` with its placeholders as `dialect` wants them.
@@ -131,11 +126,6 @@ pub fn sql_for(dialect: Dialect, text: &str) -> Cow<'_, str> {
         Dialect::Sqlite => Cow::Borrowed(text),
         Dialect::Postgres => Cow::Owned(numbered_placeholders(text)),
     }
-}
-
-/// A double-quoted SQL identifier.
-pub fn quote_identifier(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// Replaces each `?` placeholder by `$1`, `$2`... in order. Question marks inside quoted strings

@@ -115,11 +115,14 @@ impl Queue {
         workers: Workers,
     ) -> anyhow::Result<(Arc<Queue>, Vec<JoinHandle<()>>)> {
         let node: Arc<str> = Arc::from(new_queue_id());
-        control.node_heartbeat(&node).await?;
-        // One process owns an SQLite queue: what is running there was left by its last stop. On
-        // PostgreSQL, only the jobs of nodes that stopped beating are.
-        let alive_since =
-            if control.backend().is_postgres() { crate::store::now_millis() - settings.node_timeout.as_millis() as i64 } else { i64::MAX };
+        // One process owns an SQLite queue: what is running there was left by its last stop, and
+        // there are no other nodes to watch (a heartbeat would only add fsyncs). On PostgreSQL,
+        // nodes beat, and only the jobs of nodes that stopped beating are recovered.
+        let several_nodes = control.backend().is_postgres();
+        if several_nodes {
+            control.node_heartbeat(&node).await?;
+        }
+        let alive_since = if several_nodes { crate::store::now_millis() - settings.node_timeout.as_millis() as i64 } else { i64::MAX };
         let (requeued, failed) = control.recover_jobs(clock.now_millis(), alive_since, &node).await?;
         if requeued + failed > 0 {
             tracing::warn!(requeued, failed, "extension executions interrupted by the stop of a node");
@@ -151,9 +154,7 @@ impl Queue {
         };
         tasks.push(tokio::spawn(dispatcher.run()));
         tasks.push(spawn_sweeper(control.clone(), clock.clone(), settings.retention));
-        // One process owns an SQLite queue: there are no other nodes to watch, and a heartbeat
-        // would only add fsyncs.
-        if control.backend().is_postgres() {
+        if several_nodes {
             tasks.push(liveness::spawn(control.clone(), clock.clone(), node.clone(), settings.node_timeout, dispatcher_wake));
         }
         Ok((Arc::new(Queue { control, clock, settings, writes, node }), tasks))

@@ -297,6 +297,33 @@ pub async fn accept_open(client: &reqwest::Client, base: &str, path: &str, body:
     id
 }
 
+/// The open status endpoint's answer for execution `id` of instance `customer`.
+pub async fn open_status(client: &reqwest::Client, base: &str, customer: &str, id: &str) -> reqwest::Response {
+    client.get(format!("{base}/extensions/status/open/{customer}/{id}")).send().await.expect("status request")
+}
+
+/// Asks `status` until it answers something else than `while_status`; panics after `within`.
+pub async fn until_not<F, Fut>(while_status: u16, within: Duration, mut status: F) -> reqwest::Response
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = reqwest::Response>,
+{
+    let started = std::time::Instant::now();
+    loop {
+        let r = status().await;
+        if r.status() != while_status {
+            return r;
+        }
+        assert!(started.elapsed() < within, "still {while_status} after {within:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Polls the open status of a demo execution until it is no longer 202.
+pub async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duration) -> reqwest::Response {
+    until_not(202, within, || open_status(client, base, "demo", id)).await
+}
+
 pub async fn answer(r: reqwest::Response) -> Answer {
     let status = r.status();
     let content_type = r.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_string);

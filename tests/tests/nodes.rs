@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use herald_tests::process::ServerProcess;
-use herald_tests::{accept_open, json, reqwest, Api, TestDatabase};
+use herald_tests::{accept_open, json, reqwest, settled, Api, TestDatabase};
 use reqwest::Method;
 use serde_json::Value;
 use sqlx::Connection;
@@ -20,20 +20,6 @@ const ARGS: [&str; 10] = [
     "--rate-per-credential", "100000", "--burst-per-credential", "100000",
     "--node-timeout", "2",
 ];
-
-/// The status of an execution once it is no longer pending (202), from node `base`.
-async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duration) -> (u16, Value) {
-    let started = Instant::now();
-    loop {
-        let r = client.get(format!("{base}/extensions/status/open/demo/{id}")).send().await.unwrap();
-        if r.status() != 202 {
-            let status = r.status().as_u16();
-            return (status, r.json().await.unwrap_or(Value::Null));
-        }
-        assert!(started.elapsed() < within, "execution {id} still pending after {within:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 async fn scalar(url: &str, sql: &str) -> i64 {
     let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
@@ -86,9 +72,9 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     // An asynchronous execution accepted by A is readable on both.
     on_a.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let id = accept_open(&client, &a.base, "job/one?ms=10", "one").await;
-    let (status_a, body_a) = settled(&client, &a.base, &id, Duration::from_secs(30)).await;
-    let (status_b, body_b) = settled(&client, &b.base, &id, Duration::from_secs(30)).await;
-    assert_eq!((status_a, status_b), (201, 201));
+    let (on_a, on_b) = (settled(&client, &a.base, &id, Duration::from_secs(30)).await, settled(&client, &b.base, &id, Duration::from_secs(30)).await);
+    assert_eq!((on_a.status().as_u16(), on_b.status().as_u16()), (201, 201));
+    let (body_a, body_b): (Value, Value) = (on_a.json().await.unwrap(), on_b.json().await.unwrap());
     assert_eq!(body_a, body_b);
     assert_eq!(body_a["body"], "one");
 
@@ -104,8 +90,9 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     }
     a.kill();
     for (i, id) in ids.iter().enumerate() {
-        let (status, body) = settled(&client, &b.base, id, Duration::from_secs(60)).await;
-        assert_eq!(status, 201, "execution {i}: {body}");
+        let r = settled(&client, &b.base, id, Duration::from_secs(60)).await;
+        assert_eq!(r.status().as_u16(), 201, "execution {i}");
+        let body: Value = r.json().await.unwrap();
         assert_eq!(body["body"], format!("body {i}"));
     }
     let rerun = scalar(&database.url, "SELECT COUNT(*) FROM herald.extension_jobs WHERE attempts >= 2").await;

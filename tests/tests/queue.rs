@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use herald_host::limits::RateSettings;
 use herald_tests::process::ServerProcess;
-use herald_tests::{accept_open, answer, json, reqwest, Api, Settings, TestDatabase, TestServer};
+use herald_tests::{accept_open, answer, json, open_status, reqwest, settled, until_not, Api, Settings, TestDatabase, TestServer};
 use reqwest::Method;
 use serde_json::Value;
 
@@ -14,32 +14,6 @@ use serde_json::Value;
 fn settings() -> Settings {
     let rate = RateSettings { per_address_per_second: 1000, per_address_burst: 1000, per_credential_per_second: 1000, per_credential_burst: 1000 };
     Settings { rate, ..Settings::default() }
-}
-
-async fn open_status(client: &reqwest::Client, base: &str, customer: &str, id: &str) -> reqwest::Response {
-    client.get(format!("{base}/extensions/status/open/{customer}/{id}")).send().await.unwrap()
-}
-
-/// Asks `status` until it answers something else than `while_status`; panics after `within`.
-async fn until_not<F, Fut>(while_status: u16, within: Duration, mut status: F) -> reqwest::Response
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = reqwest::Response>,
-{
-    let started = Instant::now();
-    loop {
-        let r = status().await;
-        if r.status() != while_status {
-            return r;
-        }
-        assert!(started.elapsed() < within, "still {while_status} after {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Polls the open status of a demo execution until it is no longer 202.
-async fn settled(client: &reqwest::Client, base: &str, id: &str, within: Duration) -> reqwest::Response {
-    until_not(202, within, || open_status(client, base, "demo", id)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

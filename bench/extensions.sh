@@ -38,7 +38,7 @@ bench_instance
 
 "$TOOLS/bin/wasmtime" serve --addr 127.0.0.1:$WASMTIME_PORT -S cli=y -O pooling-allocator "$WASM" >"$DIR/wasmtime.log" 2>&1 &
 WASMTIME_PID=$!
-trap 'kill $WASMTIME_PID 2>/dev/null; wait $WASMTIME_PID 2>/dev/null; cleanup' EXIT
+trap 'kill $WASMTIME_PID 2>/dev/null; wait $WASMTIME_PID 2>/dev/null || true; cleanup' EXIT
 for _ in $(seq 1 50); do curl -s -o /dev/null http://127.0.0.1:$WASMTIME_PORT/ && break; sleep 0.2; done
 
 to_ms() { # wrk's "812.00us" / "1.20ms" / "1.05s" -> milliseconds

@@ -25,7 +25,7 @@ fi
 "$BIN" serve --data-dir "$DIR" --listen 127.0.0.1:$PORT ${SERVE_ARGS:-} >"$DIR/server.log" 2>&1 &
 PID=$!
 cleanup() {
-  kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"
+  kill $PID 2>/dev/null; wait $PID 2>/dev/null || true; rm -rf "$DIR"
   if [ -n "$BENCH_DB" ]; then psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" || true; fi
 }
 trap cleanup EXIT

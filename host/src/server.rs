@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::auth::Authenticator;
-use crate::http::{api_router, extensions_router, ApiContext};
+use crate::http::{api_router, extensions_router, ApiContext, ApiServices};
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
 use crate::paging::Clock;
 use crate::queue::{Queue, QueueSettings, Workers};
@@ -79,7 +79,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
     let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), data_dir: data_dir.clone() };
     let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
-    let ctx = ApiContext {
+    let ctx = ApiContext::new(ApiServices {
         data_dir,
         tenants: tenants.clone(),
         auth,
@@ -88,7 +88,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         runtime: runtime.clone(),
         queue: queue.clone(),
         open_on_api: config.extensions_listen.is_none(),
-    };
+    });
 
     let (shutdown, signal) = watch::channel(false);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -45,9 +45,28 @@ use crate::tenants::{Tenant, Tenants};
 /// The largest request body accepted (spec: 20 MB).
 pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
 
-/// State shared by every handler.
+/// State shared by every handler. Cloned for every request (axum's `State`, the middleware), so
+/// it is one `Arc`: a clone is one reference count, not one per service, and those counters are
+/// written from every core.
 #[derive(Clone)]
-pub struct ApiContext {
+pub struct ApiContext(Arc<ApiServices>);
+
+impl ApiContext {
+    pub fn new(services: ApiServices) -> ApiContext {
+        ApiContext(Arc::new(services))
+    }
+}
+
+impl std::ops::Deref for ApiContext {
+    type Target = ApiServices;
+
+    fn deref(&self) -> &ApiServices {
+        &self.0
+    }
+}
+
+/// What the handlers reach through `ApiContext`.
+pub struct ApiServices {
     pub data_dir: Arc<std::path::Path>,
     pub tenants: Arc<Tenants>,
     pub auth: Arc<Authenticator>,

@@ -143,6 +143,9 @@ impl Runtime {
     /// comes from the instance's database, where every node finds it (an extension uploaded
     /// before components were kept there: from its file, `legacy_file`).
     pub async fn prepare(self: &Arc<Self>, sha256: &str, db: &TenantDb, legacy_file: &Path) -> anyhow::Result<Prepared> {
+        if let Some(prepared) = self.prepared.get(sha256).await {
+            return Ok(prepared);
+        }
         let (runtime, sha) = (Arc::clone(self), sha256.to_string());
         self.prepared
             .try_get_with(sha256.to_string(), async move {

@@ -8,6 +8,8 @@
 #   wasmtime `wasmtime serve -S cli=y -O pooling-allocator` on the same component (wasmtime-cli
 #            from crates.io, installed into $TOOLS by this script when missing).
 # CONNS defaults to 16 because an instance admits 20 calls at once (more would be 429s).
+# Where perf is installed, a second load per Wasm server measures its CPU time, page faults and
+# context switches per call (perf stat on the server process).
 #
 #   bench/extensions.sh                  # release build
 #   DURATION=5 CONNS=16 bench/extensions.sh
@@ -53,9 +55,28 @@ measure() { # name url
   eval "P99_$1=$(to_ms "$(awk '$1 == "99%" {print $2}' "$DIR/$1.txt")")"
   eval "BAD_$1=$(awk '/Non-2xx/ {print $NF}' "$DIR/$1.txt" | grep . || echo 0)"
 }
+# Per-call costs of a server process under the same load (perf stat over 6 s of an 8 s run; the
+# calls in that window estimated from wrk's rate): CPU time, page faults, context switches.
+counters() { # name pid url
+  command -v perf >/dev/null || return 0
+  wrk -t1 -c"$CONNS" -d8s "$3" >"$DIR/$1.counted.txt" & local load=$!
+  sleep 1
+  perf stat -x, -e task-clock,page-faults,context-switches -p "$2" -- sleep 6 2>"$DIR/$1.perf.txt" || true
+  wait $load
+  local calls
+  calls=$(awk '/Requests\/sec/ {printf "%.0f", $2 * 6}' "$DIR/$1.counted.txt")
+  awk -F, -v calls="$calls" -v name="$1" '
+    $3 == "task-clock" { cpu = $1 * 1000 / calls }
+    $3 == "page-faults" { faults = $1 / calls }
+    $3 == "context-switches" { switches = $1 / calls }
+    END { if (cpu) printf "| %s | %.0f us | %.2f | %.2f |\n", name, cpu, faults, switches }' "$DIR/$1.perf.txt" >>"$DIR/counters.md"
+}
+
 measure native "$B/testing/open/bench/hello"
 measure herald "$B/extensions/open/bench/hello"
 measure wasmtime "http://127.0.0.1:$WASMTIME_PORT/"
+counters herald "$PID" "$B/extensions/open/bench/hello"
+counters wasmtime "$WASMTIME_PID" "http://127.0.0.1:$WASMTIME_PORT/"
 
 echo
 echo "## Extension benchmark: wrk -t1 -c$CONNS, ${DURATION} s each, profile $PROFILE, wasmtime-cli $WASMTIME_VERSION"
@@ -67,3 +88,9 @@ for s in native herald wasmtime; do
 done
 printf '\nherald / wasmtime serve: %.2fx throughput; herald / native route: %.2fx\n' \
   "$(echo "$RPS_herald / $RPS_wasmtime" | bc -l)" "$(echo "$RPS_herald / $RPS_native" | bc -l)"
+if [ -s "$DIR/counters.md" ]; then
+  echo
+  echo "| per call (perf stat, 6 s) | CPU time | page faults | context switches |"
+  echo "|---|---|---|---|"
+  cat "$DIR/counters.md"
+fi

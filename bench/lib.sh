@@ -49,11 +49,12 @@ upload_extension() {
   curl -s -o /dev/null -w '%{http_code}' -X POST "$B/assets/extensions" -H "Authorization: Bearer $TOKEN" \
     -F "file=@$1;filename=$2" -F type=http
 }
-# A definition of one instance "bench" (the demo's data model, a daily cap no benchmark reaches),
-# applied to the running server, which loads it within seconds; TOKEN becomes one of its own.
+# A definition of one instance "bench" (the demo's data model without its flows, so that a build
+# from before flows can run it too; a daily cap no benchmark reaches), applied to the running
+# server, which loads it within seconds; TOKEN becomes one of its own.
 bench_instance() {
   { printf '[[instance]]\ncustomer_id = "bench"\nenvironment = "production"\nlicensed_uar = 100000\ndaily_cap = 1000000000\n\n'
-    sed -n '/^\[model\]/,$p' host/instances/demo.toml; } >"$DIR/bench.toml"
+    sed -n '/^\[model\]/,$p' host/instances/demo.toml | awk '/^\[/ { skip = ($0 == "[[model.flows]]") } !skip'; } >"$DIR/bench.toml"
   HERALD_DATA_DIR="$DIR" "$BIN" instance apply "$DIR/bench.toml" >/dev/null
   local created id secret
   created=$(HERALD_DATA_DIR="$DIR" "$BIN" credentials create --instance bench --scope public)

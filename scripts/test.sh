@@ -7,6 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What the tests need besides the Rust toolchain: the guest examples build into WebAssembly
+# components (tests/build.rs), so the wasm32-wasip2 target (idempotent when it is there).
+echo "== the wasm32-wasip2 target"
+if ! rustup target list --installed | grep -qx wasm32-wasip2; then
+    rustup target add wasm32-wasip2
+fi
+
 echo "== unit tests and the end-to-end suite on SQLite"
 env -u HERALD_TEST_POSTGRES cargo test --workspace --locked "$@"
 

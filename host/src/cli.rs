@@ -52,8 +52,9 @@ pub struct ServeArgs {
     /// Do not create the demo instances on the first start.
     #[arg(long, env = "HERALD_NO_DEMO")]
     pub no_demo: bool,
-    /// Sustained calls per second allowed to one credential.
-    #[arg(long, env = "HERALD_RATE_PER_CREDENTIAL", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Sustained calls per second allowed to one credential; 0 (the default) smooths no credential
+    /// (the specification's limits, calls in flight and the daily cap, still hold).
+    #[arg(long, env = "HERALD_RATE_PER_CREDENTIAL", default_value_t = 0)]
     pub rate_per_credential: u32,
     /// Calls one credential may make in a burst.
     #[arg(long, env = "HERALD_BURST_PER_CREDENTIAL", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
@@ -71,6 +72,25 @@ pub struct ServeArgs {
     /// Calls one client address may make in a burst on the token and open endpoints.
     #[arg(long, env = "HERALD_BURST_PER_ADDRESS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub burst_per_address: u32,
+    /// Seconds a connection may take to send a complete request head; also how long an idle
+    /// keep-alive connection stays open.
+    #[arg(long, env = "HERALD_HEADER_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// Seconds a request body may go without sending a byte before the request fails.
+    #[arg(long, env = "HERALD_BODY_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout: u64,
+    /// Connections open at once on each listener; past it the server accepts no more until one
+    /// closes (keep it below the process's file descriptor limit, `ulimit -n`).
+    #[arg(long, env = "HERALD_MAX_CONNECTIONS", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// Megabytes each instance's files (media area, committed templates, extension files) may
+    /// take on this node's disk.
+    #[arg(long, env = "HERALD_MEDIA_QUOTA_MB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=16_777_216))]
+    pub media_quota_mb: u64,
+    /// Megabytes of request bodies one instance may have waiting in the asynchronous queue; past
+    /// it asynchronous calls answer 429 until its jobs have run.
+    #[arg(long, env = "HERALD_ASYNC_BACKLOG_MB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=16_777_216))]
+    pub async_backlog_mb: u64,
     /// Asynchronous extension executions at once in this process.
     #[arg(long, env = "HERALD_ASYNC_WORKERS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub async_workers: u32,

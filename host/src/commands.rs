@@ -45,8 +45,15 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                     execution_limit: Duration::from_secs(args.async_execution_limit),
                     retention: Duration::from_secs(args.async_retention),
                     node_timeout: Duration::from_secs(args.node_timeout),
+                    max_backlog_bytes: args.async_backlog_mb * 1024 * 1024,
                     ..Default::default()
                 },
+                connections: crate::connections::ConnectionSettings {
+                    header_timeout: Duration::from_secs(args.header_timeout),
+                    body_timeout: Duration::from_secs(args.body_timeout),
+                    max_connections: args.max_connections as usize,
+                },
+                media_quota: args.media_quota_mb * 1024 * 1024,
                 rate: crate::limits::RateSettings {
                     per_credential_per_second: args.rate_per_credential,
                     per_credential_burst: args.burst_per_credential,

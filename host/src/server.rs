@@ -7,16 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::auth::Authenticator;
+use crate::connections::{self, ConnectionSettings};
 use crate::http::{api_router, extensions_router, ApiContext, ApiServices};
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
 use crate::paging::Clock;
-use crate::queue::{Queue, QueueSettings, Workers};
+use crate::flows::FlowEngine;
+use crate::queue::{FlowJobs, Queue, QueueSettings, Workers};
 use crate::runtime::{Runtime, RuntimeSettings};
 use crate::store::{Backend, ControlDb};
 use crate::tenants::{demo, Tenants};
@@ -45,7 +46,14 @@ pub struct ServerConfig {
     pub runtime: RuntimeSettings,
     /// Asynchronous executions: workers, report threshold, execution limit, retention.
     pub queue: QueueSettings,
+    /// Timeouts and the cap on open connections of each listener.
+    pub connections: ConnectionSettings,
+    /// Bytes each instance's media area may take (`assets::quota`).
+    pub media_quota: u64,
 }
+
+/// The default media quota of an instance: 1 GiB.
+pub const DEFAULT_MEDIA_QUOTA: u64 = 1024 * 1024 * 1024;
 
 /// A server that is serving.
 pub struct RunningServer {
@@ -66,7 +74,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
     let backend = Backend::new(&config.data_dir, config.database_url.as_deref())?;
     let control = ControlDb::open(&backend).await.context("opening the control database")?;
-    let demo = if config.demo { demo::ensure(&control).await? } else { false };
+    let demo = if config.demo { demo::ensure(&control, &config.data_dir).await? } else { false };
     let tenants = Tenants::load(control.clone()).await?;
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
     let daily = Arc::new(DailyCounters::new(control.clone()));
@@ -75,10 +83,21 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         daily: daily.clone(),
         rate: config.rate,
     });
-    let runtime = Runtime::new(&config.data_dir, config.runtime.clone())?;
+    let runtime = Runtime::new(&config.data_dir, config.runtime.clone(), config.clock.clone())?;
     let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
-    let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), data_dir: data_dir.clone() };
+    // The queue runs flow runs, and flows start runs through the queue: wired once both exist.
+    let flow_jobs: FlowJobs = Arc::default();
+    let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), data_dir: data_dir.clone(), flows: flow_jobs.clone() };
     let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
+    let flows = Arc::new(FlowEngine {
+        tenants: tenants.clone(),
+        runtime: runtime.clone(),
+        queue: queue.clone(),
+        data_dir: data_dir.clone(),
+        clock: config.clock.clone(),
+    });
+    let _ = flow_jobs.set(flows.clone());
+    runtime.wire_triggers(flows.clone());
     let ctx = ApiContext::new(ApiServices {
         data_dir,
         tenants: tenants.clone(),
@@ -87,18 +106,20 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         limits,
         runtime: runtime.clone(),
         queue: queue.clone(),
+        flows,
         open_on_api: config.extensions_listen.is_none(),
+        media_quota: config.media_quota,
     });
 
     let (shutdown, signal) = watch::channel(false);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let mut servers = vec![serve(listener, api_router(ctx.clone()), signal.clone())];
+    let mut servers = vec![serve(listener, api_router(ctx.clone()), config.connections, signal.clone())];
     let mut extensions_addr = None;
     if let Some(ext) = &config.extensions_listen {
         let listener = TcpListener::bind(ext).await.with_context(|| format!("cannot listen on {ext}"))?;
         extensions_addr = Some(listener.local_addr()?);
-        servers.push(serve(listener, extensions_router(ctx), signal.clone()));
+        servers.push(serve(listener, extensions_router(ctx), config.connections, signal.clone()));
     }
     let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
     background.extend(queue_tasks);
@@ -106,21 +127,8 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime, queue })
 }
 
-fn serve(listener: TcpListener, app: axum::Router, mut signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
-    // Without TCP_NODELAY, an answer whose body is written after its head (an extension's streamed
-    // body) waits for the client's delayed ACK: about 40 ms (Nagle's algorithm).
-    let listener = listener.tap_io(|stream| {
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "TCP_NODELAY could not be set on a connection");
-        }
-    });
-    tokio::spawn(async move {
-        axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .with_graceful_shutdown(async move {
-                let _ = signal.wait_for(|stop| *stop).await;
-            })
-            .await
-    })
+fn serve(listener: TcpListener, app: axum::Router, settings: ConnectionSettings, signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
+    tokio::spawn(connections::serve(listener, app, settings, signal))
 }
 
 /// A server dropped without `stop` ends at once: it stops serving and its background work ends.

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use herald_host::connections::ConnectionSettings;
 use herald_host::limits::RateSettings;
 use herald_host::queue::QueueSettings;
 use herald_host::runtime::RuntimeSettings;
@@ -43,16 +44,24 @@ pub struct Settings {
     pub rate: RateSettings,
     pub runtime: RuntimeSettings,
     pub queue: QueueSettings,
+    pub connections: ConnectionSettings,
+    pub media_quota: u64,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { rate: RateSettings::default(), runtime: test_runtime(), queue: test_queue() }
+        Settings {
+            rate: RateSettings::default(),
+            runtime: test_runtime(),
+            queue: test_queue(),
+            connections: ConnectionSettings::default(),
+            media_quota: herald_host::server::DEFAULT_MEDIA_QUOTA,
+        }
     }
 }
 
 fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualClock>, settings: Settings) -> ServerConfig {
-    let Settings { rate, runtime, queue } = settings;
+    let Settings { rate, runtime, queue, connections, media_quota } = settings;
     ServerConfig {
         data_dir,
         database_url,
@@ -65,6 +74,8 @@ fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualCloc
         // Short deadlines keep the tests of hostile extensions quick.
         runtime,
         queue,
+        connections,
+        media_quota,
     }
 }
 
@@ -272,11 +283,25 @@ impl Api {
 
     /// Uploads the component at `path` as the http extension `name` (expects 201).
     pub async fn upload_http_extension(&self, name: &str, path: &str) {
+        self.upload_extension(name, path, "http").await;
+    }
+
+    /// Uploads the component at `path` as extension `name` of `kind` (step, condition...).
+    pub async fn upload_extension(&self, name: &str, path: &str, kind: &str) {
         let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let form = reqwest::multipart::Form::new()
             .part("file", reqwest::multipart::Part::bytes(bytes).file_name(name.to_string()))
-            .text("type", "http");
+            .text("type", kind.to_string());
         answer(self.request(Method::POST, "/assets/extensions").multipart(form).send().await.expect("upload")).await.expect(201);
+    }
+
+    /// Uploads template `name` with `text` (replacing one there) and commits it.
+    pub async fn commit_template(&self, name: &str, text: &str) {
+        let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(name.to_string()));
+        let put = answer(self.request(Method::PUT, "/assets/templates").multipart(form).send().await.expect("upload")).await;
+        assert!(put.status == 200 || put.status == 201, "template upload: {}", put.status);
+        let form = reqwest::multipart::Form::new().text("file", name.to_string());
+        answer(self.request(Method::POST, "/assets/templates/:commit").multipart(form).send().await.expect("commit")).await.expect(200);
     }
 
     /// Creates a recipient and returns its USER_ID.

@@ -287,3 +287,88 @@ async fn the_media_area_is_reachable_over_webdav() {
         .unwrap();
     assert_eq!(other.status(), 404);
 }
+
+// The hostile-input probe's WebDAV and disk findings (issue: hardening): requests checked before
+// the WebDAV library sees them, and every way in kept to the payload limit and the media quota.
+
+fn dav(s: &TestServer, method: &str, path: &str) -> reqwest::RequestBuilder {
+    s.client
+        .request(Method::from_bytes(method.as_bytes()).unwrap(), format!("{}/dav/{path}", s.base))
+        .basic_auth("demo-public-key", Some("demo-public-secret"))
+}
+
+async fn status_and_message(r: reqwest::RequestBuilder) -> (u16, String) {
+    let r = r.send().await.expect("an answer, not a dropped connection");
+    let status = r.status().as_u16();
+    let body: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
+    (status, body["message"].as_str().unwrap_or("").to_string())
+}
+
+#[tokio::test]
+async fn webdav_requests_are_checked_before_the_library_sees_them() {
+    let s = TestServer::start().await;
+    assert_eq!(dav(&s, "PUT", "resources/a.txt").body("a").send().await.unwrap().status(), 201);
+    assert_eq!(dav(&s, "PUT", "resources/a.txt").body("b").send().await.unwrap().status(), 204, "replaced");
+    let host = s.base.trim_start_matches("http://").to_string();
+    for (destination, expected) in [
+        ("/dav", 403),
+        ("/dav/", 403),
+        ("/dav/resources", 403),
+        ("http://evil.example/dav/resources/b.txt", 400),
+        ("/elsewhere/b.txt", 400),
+    ] {
+        for method in ["COPY", "MOVE"] {
+            let (status, message) = status_and_message(dav(&s, method, "resources/a.txt").header("Destination", destination)).await;
+            assert_eq!(status, expected, "{method} to {destination}: {message}");
+            assert!(!message.is_empty(), "{method} to {destination} says why");
+        }
+    }
+    let same_host = format!("http://{host}/dav/resources/b.txt");
+    assert_eq!(dav(&s, "COPY", "resources/a.txt").header("Destination", same_host).send().await.unwrap().status(), 201);
+    assert_eq!(dav(&s, "GET", "resources/b.txt").send().await.unwrap().text().await.unwrap(), "b");
+    let (status, message) = status_and_message(dav(&s, "PROPFIND", "").header("Depth", "infinity")).await;
+    assert_eq!(status, 403, "{message}");
+    assert!(message.contains("Depth"), "{message}");
+    let proppatch = r#"<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><D:displayname>x</D:displayname></D:prop></D:set></D:propertyupdate>"#;
+    assert_eq!(dav(&s, "PROPPATCH", "resources/a.txt").body(proppatch).send().await.unwrap().status(), 403);
+    assert_eq!(dav(&s, "DELETE", "resources").send().await.unwrap().status(), 403, "a top folder cannot go");
+    assert_eq!(dav(&s, "PUT", "loose.txt").body("x").send().await.unwrap().status(), 403, "nothing beside the folders");
+    assert_eq!(dav(&s, "PUT", "resources/nofolder/a.txt").body("x").send().await.unwrap().status(), 409, "MKCOL first");
+    assert_eq!(dav(&s, "GET", "resources/a.txt").send().await.unwrap().text().await.unwrap(), "b", "nothing refused changed anything");
+}
+
+fn chunked(total: usize) -> reqwest::Body {
+    let chunk = vec![b'x'; 64 * 1024];
+    let count = total.div_ceil(chunk.len());
+    reqwest::Body::wrap_stream(futures_util::stream::iter((0..count).map(move |_| Ok::<_, std::io::Error>(chunk.clone()))))
+}
+
+#[tokio::test]
+async fn every_way_in_keeps_to_the_payload_limit_and_the_media_quota() {
+    let s = TestServer::start().await;
+    // A chunked body declares no length: it is cut off at the limit, and nothing is stored.
+    let r = dav(&s, "PUT", "resources/big.bin").body(chunked(21 * 1024 * 1024)).send().await;
+    if let Ok(r) = r {
+        assert_eq!(r.status(), 413);
+    }
+    assert_eq!(dav(&s, "GET", "resources/big.bin").send().await.unwrap().status(), 404);
+    drop(s);
+
+    let quota = 1024 * 1024;
+    let s = TestServer::start_with(herald_tests::Settings { media_quota: quota, ..Default::default() }).await;
+    let api = s.demo().await;
+    let part = vec![b'y'; 600 * 1024];
+    assert_eq!(dav(&s, "PUT", "resources/one.bin").body(part.clone()).send().await.unwrap().status(), 201);
+    let (status, message) = status_and_message(dav(&s, "PUT", "resources/two.bin").body(part.clone())).await;
+    assert_eq!(status, 413);
+    assert!(message.contains("quota"), "{message}");
+    let (status, _) = status_and_message(dav(&s, "COPY", "resources/one.bin").header("Destination", "/dav/resources/copy.bin")).await;
+    assert_eq!(status, 413, "a copy takes room too");
+    let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(part.clone()).file_name("three.bin"));
+    let upload = api.request(reqwest::Method::POST, "/assets/resources").multipart(form).send().await.unwrap();
+    assert_eq!(upload.status(), 413);
+    assert!(upload.text().await.unwrap().contains("quota"));
+    // Room comes back when files go.
+    assert!(dav(&s, "DELETE", "resources/one.bin").send().await.unwrap().status().is_success());
+    assert_eq!(dav(&s, "PUT", "resources/two.bin").body(part).send().await.unwrap().status(), 201);
+}

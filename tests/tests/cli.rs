@@ -92,6 +92,8 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         rate: herald_host::limits::RateSettings::default(),
         runtime: herald_host::runtime::RuntimeSettings::default(),
         queue: herald_host::queue::QueueSettings::default(),
+        connections: herald_host::connections::ConnectionSettings::default(),
+        media_quota: herald_host::server::DEFAULT_MEDIA_QUOTA,
     })
     .await
     .unwrap();
@@ -114,7 +116,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
     let (id, secret) = (field("client_id"), field("client_secret"));
     // Searched from a child process: opening the database file in this process (where the server
     // runs) and closing it would drop the server's SQLite locks (POSIX fcntl semantics).
-    let found = Command::new("grep").arg("-rqF").arg(&secret).arg(dir.path()).status().unwrap();
+    let found = Command::new("grep").arg("-rqF").arg("--").arg(&secret).arg(dir.path()).status().unwrap();
     assert_eq!(found.code(), Some(1), "only a hash of the secret is stored");
 
     let start = Instant::now();

@@ -225,3 +225,31 @@ async fn an_execution_runs_to_its_end_when_the_caller_goes_away() {
     assert!(outcomes[0]["durationMs"].as_i64().unwrap() >= 600, "{outcomes}");
     assert!(outcomes[0]["stderr"].as_str().unwrap().contains("write"), "{outcomes}");
 }
+
+/// Each kind imports only what its world offers: an authheader extension sees no recipient data,
+/// so an upload that imports recipients-write is refused with the reason, while a step may.
+#[tokio::test]
+async fn each_kind_may_import_only_what_its_world_offers() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let component = |export: &str| {
+        wat::parse_str(format!(
+            r#"(component
+                (import "herald:platform/recipients-write@0.1.0" (instance (export "achieve-event" (func))))
+                (instance $e)
+                (export "{export}" (instance $e)))"#
+        ))
+        .unwrap()
+    };
+    let refused = upload(&api, "auth.wasm", component("herald:platform/authheader@0.1.0"), "authheader", None).await;
+    refused.expect(400);
+    assert!(refused.message().contains("type 'authheader' may not import herald:platform/recipients-write@0.1.0"), "{}", refused.message());
+    // A step's world offers recipients-write: the policy lets it through (the linker then checks
+    // the function's shape, which this stand-in does not have).
+    let step = upload(&api, "step.wasm", component("herald:platform/step@0.1.0"), "step", None).await;
+    step.expect(400);
+    assert!(!step.message().contains("may not import"), "{}", step.message());
+    let unknown = upload(&api, "x.wasm", component("herald:platform/step@0.1.0"), "webhook", None).await;
+    unknown.expect(400);
+    assert!(unknown.message().contains("step, condition, http, monitor, authheader"), "{}", unknown.message());
+}

@@ -247,3 +247,22 @@ async fn the_open_endpoint_is_smoothed_per_address() {
     }
     assert_eq!(statuses, [200, 200, 429]);
 }
+
+/// A client within the specification's limits (one call at a time, far below the daily cap) is
+/// never refused on default flags, however fast it calls. The real binary, so that the flags'
+/// defaults are what is tested.
+#[tokio::test]
+async fn a_sequential_client_is_never_refused_on_default_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = herald_tests::TestDatabase::create().await;
+    let server = herald_tests::process::ServerProcess::start(dir.path(), database.as_ref().map(|d| d.url.as_str()), &[]).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    let mut refused = Vec::new();
+    for i in 0..2000 {
+        let status = api.request(Method::GET, "/globaldata/").send().await.unwrap().status().as_u16();
+        if status != 200 {
+            refused.push((i, status));
+        }
+    }
+    assert!(refused.is_empty(), "calls answered other than 200 (call, status): {:?}", &refused[..refused.len().min(10)]);
+}

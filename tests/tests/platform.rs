@@ -136,8 +136,9 @@ async fn an_sdk_extension_creates_and_updates_recipients() {
     assert_eq!((updated.json()["CITY"].as_str(), updated.json()["FIRST_NAME"].as_str()), (Some("Lyon"), Some("Bo")));
     call(Method::PUT, "/nobody@x.example", Some(json!({"personData": {"CITY": "Lyon"}}))).await.expect(404);
     let moved = call(Method::PUT, "/bo@x.example", Some(json!({"personData": {"USER_ID": 999}}))).await;
-    moved.expect(400);
-    assert!(moved.message().contains("cannot change"), "{}", moved.message());
+    // The same rule and answer as the REST API's (one place decides: `domain::recipients`).
+    moved.expect(409);
+    assert!(moved.message().contains("cannot be changed"), "{}", moved.message());
     let invalid = call(Method::POST, "/", Some(json!({"personData": {"EMAIL": "cy@x.example", "AGE": "old"}}))).await;
     invalid.expect(400);
     assert!(invalid.message().contains("AGE"), "{}", invalid.message());

@@ -115,3 +115,19 @@ async fn target_groups_and_promotions_follow_their_filters() {
     assert_eq!(names(api.post_empty(&format!("/recipients/{child}/:evaluatePromotion")).await.json()), ["WELCOME10"]);
     assert_eq!(api.get(&format!("/recipients/{adult}/communicationHistory")).await.json(), json!([]));
 }
+
+/// An event is achieved at the server's clock (the domain rule every door uses), not the
+/// machine's: a test clock moved 400 days ahead shows in `achievedAt`.
+#[tokio::test]
+async fn events_are_achieved_at_the_servers_clock() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let id = api.create_recipient(json!({})).await;
+    s.clock.advance_secs(400 * 24 * 3600);
+    let done = api.post_empty(&format!("/recipients/{id}/events/WELCOME/:achieveEvent")).await;
+    done.expect(200);
+    let year = |text: &str| text[6..10].parse::<i32>().unwrap();
+    let achieved = done.json()["achievedAt"].as_str().unwrap().to_string();
+    let today = chrono::Utc::now().format("%Y").to_string().parse::<i32>().unwrap();
+    assert!(year(&achieved) >= today + 1, "{achieved} is the moved clock's day");
+}

@@ -16,6 +16,7 @@
 
 pub mod contexts;
 pub mod names;
+pub mod quota;
 pub mod references;
 pub mod webapps;
 
@@ -57,11 +58,19 @@ pub struct Entry {
 #[derive(Debug, Clone)]
 pub struct MediaArea {
     root: PathBuf,
+    /// Bytes its files may take (`quota.rs`); `u64::MAX` for none.
+    quota: u64,
 }
 
 impl MediaArea {
     pub fn new(data_dir: &Path, customer_id: &str) -> MediaArea {
-        MediaArea { root: instance_dir(data_dir, customer_id) }
+        MediaArea { root: instance_dir(data_dir, customer_id), quota: u64::MAX }
+    }
+
+    /// The same area, with writes held to `quota` bytes in all.
+    pub fn with_quota(mut self, quota: u64) -> MediaArea {
+        self.quota = quota;
+        self
     }
 
     /// What WebDAV shows.

@@ -4,6 +4,10 @@
 
 use std::path::PathBuf;
 
+/// The longest name of one component, and of a whole path, in bytes (what file systems take).
+pub const MAX_NAME_BYTES: usize = 255;
+pub const MAX_PATH_BYTES: usize = 1024;
+
 /// A validated relative path (components joined with `/`), possibly empty (the area's root).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RelPath(Vec<String>);
@@ -15,8 +19,8 @@ impl RelPath {
 
     /// Reads a folder or item path; `what` names it in the error ("folder", "file").
     pub fn parse(what: &str, text: &str) -> Result<RelPath, String> {
-        if text.len() > 1024 {
-            return Err(format!("the {what} path is longer than 1024 bytes"));
+        if text.len() > MAX_PATH_BYTES {
+            return Err(format!("the {what} path is longer than {MAX_PATH_BYTES} bytes"));
         }
         let mut parts = Vec::new();
         for part in text.split('/') {
@@ -32,19 +36,22 @@ impl RelPath {
             if part.chars().any(|c| c.is_control() || c == '\\' || c == ':') {
                 return Err(format!("the {what} path '{text}' contains a control character, '\\\\' or ':'"));
             }
-            if part.len() > 255 {
-                return Err(format!("a name in the {what} path is longer than 255 bytes"));
+            if part.len() > MAX_NAME_BYTES {
+                return Err(format!("a name in the {what} path is longer than {MAX_NAME_BYTES} bytes"));
             }
             parts.push(part.to_string());
         }
         Ok(RelPath(parts))
     }
 
-    /// An item name (the last component of an upload): one non-empty component.
+    /// An item name (the file name of an upload): one non-empty component. A name that is a path
+    /// (`..`, `/` or `\\` anywhere) is refused rather than cut down to its last part: what would be
+    /// stored is then not what the client named. Folders go in the form's `folder` field.
     pub fn file_name(text: &str) -> Result<String, String> {
-        // Browsers may send a full client path; only its last component names the item.
-        let last = text.rsplit(['/', '\\']).next().unwrap_or("");
-        match RelPath::parse("file", last)?.0.as_slice() {
+        if text.contains(['/', '\\']) {
+            return Err(format!("the file name '{text}' is a path: send the name alone, and the folder in the 'folder' field"));
+        }
+        match RelPath::parse("file", text)?.0.as_slice() {
             [one] => Ok(one.clone()),
             _ => Err("the file needs a name".into()),
         }
@@ -102,10 +109,10 @@ mod tests {
     }
 
     #[test]
-    fn file_names_take_the_last_component() {
-        assert_eq!(RelPath::file_name("C:\\Users\\me\\logo.png").unwrap(), "logo.png");
-        assert_eq!(RelPath::file_name("dir/logo.png").unwrap(), "logo.png");
-        assert!(RelPath::file_name("").is_err());
-        assert!(RelPath::file_name("..").is_err());
+    fn file_names_are_names_not_paths() {
+        assert_eq!(RelPath::file_name("logo.png").unwrap(), "logo.png");
+        for path in ["C:\\Users\\me\\logo.png", "dir/logo.png", "../logo.png", "/logo.png", "\\logo.png", "", "..", "a/../b"] {
+            assert!(RelPath::file_name(path).is_err(), "{path}");
+        }
     }
 }

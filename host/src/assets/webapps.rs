@@ -9,6 +9,8 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
+use super::names::{MAX_NAME_BYTES, MAX_PATH_BYTES};
+
 /// The largest expanded webapp.
 pub const MAX_EXPANDED_BYTES: u64 = 200 * 1024 * 1024;
 /// The most entries in one archive.
@@ -18,6 +20,8 @@ pub const MAX_ENTRIES: usize = 20_000;
 #[derive(Debug)]
 pub enum Refusal {
     Invalid(String),
+    /// The contents expand beyond the limit the caller gave.
+    TooLarge,
     Io(io::Error),
 }
 
@@ -47,9 +51,30 @@ fn inside(name: &str) -> Option<Vec<String>> {
     (!parts.is_empty()).then_some(parts)
 }
 
-/// Checks `archive` and expands it into `dest` (which must not exist); returns the webapp's name.
-/// Blocking: run it on the blocking pool.
-pub fn extract(archive: &Path, dest: &Path) -> Result<String, Refusal> {
+/// Every name must be one the file system takes (a name over 255 bytes was a 500 from the disk):
+/// the bounds of `RelPath` (archives keep their other leniencies: hidden files, colons), and no
+/// control characters.
+fn check_names(entry: &str, parts: &[String]) -> Result<(), String> {
+    let shown: String = entry.chars().take(80).collect();
+    if entry.len() > MAX_PATH_BYTES {
+        return Err(format!("entry '{shown}...' has a path longer than {MAX_PATH_BYTES} bytes"));
+    }
+    for part in parts {
+        if part.len() > MAX_NAME_BYTES {
+            return Err(format!("entry '{shown}...' has a name longer than {MAX_NAME_BYTES} bytes"));
+        }
+        if part.chars().any(char::is_control) {
+            return Err(format!("entry '{}' has a control character in its name", shown.escape_debug()));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `archive` and expands it into `dest` (which must not exist), writing at most `limit`
+/// bytes (`MAX_EXPANDED_BYTES` or less: the room the media quota leaves); returns the webapp's
+/// name. Blocking: run it on the blocking pool.
+pub fn extract(archive: &Path, dest: &Path, limit: u64) -> Result<String, Refusal> {
+    let limit = limit.min(MAX_EXPANDED_BYTES);
     let mut zip = zip::ZipArchive::new(File::open(archive)?).map_err(|e| invalid(format!("the file is not a zip archive: {e}")))?;
     if zip.len() > MAX_ENTRIES {
         return Err(invalid(format!("the archive has more than {MAX_ENTRIES} entries")));
@@ -60,6 +85,7 @@ pub fn extract(archive: &Path, dest: &Path) -> Result<String, Refusal> {
         let entry = zip.by_index_raw(i).map_err(|e| invalid(format!("entry {i} is unreadable: {e}")))?;
         let name = entry.name().to_string();
         let parts = inside(&name).ok_or_else(|| invalid(format!("entry '{name}' would be written outside the webapp")))?;
+        check_names(&name, &parts).map_err(Refusal::Invalid)?;
         if entry.is_symlink() {
             return Err(invalid(format!("entry '{name}' is a link; links are not accepted")));
         }
@@ -75,12 +101,12 @@ pub fn extract(archive: &Path, dest: &Path) -> Result<String, Refusal> {
         n => return Err(invalid(format!("the archive holds {n} top-level folders: it must hold exactly one"))),
     };
     super::RelPath::parse("webapp", &name).map_err(Refusal::Invalid)?;
-    if declared > MAX_EXPANDED_BYTES {
-        return Err(invalid(format!("the archive expands to more than {MAX_EXPANDED_BYTES} bytes")));
+    if declared > limit {
+        return Err(Refusal::TooLarge);
     }
 
     std::fs::create_dir_all(dest)?;
-    let mut budget = MAX_EXPANDED_BYTES;
+    let mut budget = limit;
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| invalid(format!("entry {i} is unreadable: {e}")))?;
         let parts = inside(entry.name()).expect("checked above");
@@ -98,7 +124,7 @@ pub fn extract(archive: &Path, dest: &Path) -> Result<String, Refusal> {
                 io::ErrorKind::InvalidData => invalid(format!("entry '{}' is corrupt: {e}", parts.join("/"))),
                 _ => Refusal::Io(e),
             })?
-            .ok_or_else(|| invalid(format!("the archive expands to more than {MAX_EXPANDED_BYTES} bytes")))?;
+            .ok_or(Refusal::TooLarge)?;
         budget -= written;
     }
     Ok(name)
@@ -132,5 +158,16 @@ mod tests {
         for bad in ["../evil", "app/../../evil", "/etc/passwd", "app\\..\\evil", ""] {
             assert_eq!(inside(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn names_fit_the_file_system() {
+        let long = "x".repeat(256);
+        let entry = format!("app/{long}/index.html");
+        assert!(check_names(&entry, &inside(&entry).unwrap()).unwrap_err().contains("255 bytes"));
+        let deep = format!("app/{}", "abcdefghi/".repeat(110));
+        assert!(check_names(&deep, &inside(&deep).unwrap()).unwrap_err().contains("1024 bytes"));
+        assert!(check_names("app/a\u{7}b", &inside("app/a\u{7}b").unwrap()).is_err());
+        assert!(check_names("app/index.html", &inside("app/index.html").unwrap()).is_ok());
     }
 }

@@ -73,6 +73,11 @@ impl Authenticator {
     }
 
     async fn credential(&self, client_id: &str) -> StoreResult<Arc<Option<CredentialRecord>>> {
+        // No credential has such an id: answered without the database (which may refuse the
+        // text: PostgreSQL takes no NUL) and without a place in the cache.
+        if client_id.is_empty() || client_id.len() > 256 || client_id.chars().any(char::is_control) {
+            return Ok(Arc::new(None));
+        }
         if let Some(c) = self.credentials.get(client_id).await {
             return Ok(c);
         }

@@ -13,9 +13,11 @@ fn random_token(bytes: usize) -> String {
     URL_SAFE_NO_PAD.encode(buf)
 }
 
-/// A new client id and secret.
+/// A new client id and secret. Both carry a fixed prefix (`hk_` the id, `hs_` the secret): a
+/// generated value never begins with `-` (which a command line would read as an option), and
+/// secret scanners can recognise a leaked Herald secret.
 pub fn generate() -> (String, String) {
-    (format!("hk_{}", random_token(12)), random_token(32))
+    (format!("hk_{}", random_token(12)), format!("hs_{}", random_token(32)))
 }
 
 /// `sha256$<salt>$<hex digest of salt + secret>`.
@@ -49,6 +51,7 @@ mod tests {
     fn hashes_verify_and_differ() {
         let (id, secret) = generate();
         assert!(id.starts_with("hk_"));
+        assert!(secret.starts_with("hs_"), "{secret}");
         let a = hash(&secret);
         let b = hash(&secret);
         assert_ne!(a, b, "salted");

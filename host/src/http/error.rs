@@ -1,5 +1,7 @@
 //! The platform's error format: a status code, and an empty body except for 400 and 409, which
-//! carry `{"message": ...}` saying what is wrong. Faults (5xx) are logged and never explained to
+//! carry `{"message": ...}` saying what is wrong, and the few refusals a client could not guess
+//! the reason of (a full media quota: 413; a WebDAV request Herald does not serve: 403 or 405),
+//! which carry one too. Faults (5xx) are logged and never explained to
 //! the client.
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
@@ -22,6 +24,8 @@ pub enum ApiError {
     Conflict(String),
     PayloadTooLarge,
     UnsupportedMediaType,
+    /// A refusal with another status that says why (the client's mistake: never a 5xx).
+    Explained(StatusCode, String),
     /// A filter names a selector that does not exist (the spec's 422).
     UnknownSelector,
     /// A limit is reached; retry after this many seconds.
@@ -39,6 +43,15 @@ impl ApiError {
     pub fn bad(message: impl Into<String>) -> ApiError {
         ApiError::BadRequest(message.into())
     }
+
+    pub fn forbidden_because(message: impl Into<String>) -> ApiError {
+        ApiError::Explained(StatusCode::FORBIDDEN, message.into())
+    }
+
+    /// A write that would take the instance's media area past its quota.
+    pub fn quota_exceeded(message: impl Into<String>) -> ApiError {
+        ApiError::Explained(StatusCode::PAYLOAD_TOO_LARGE, message.into())
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -46,6 +59,7 @@ impl IntoResponse for ApiError {
         let (status, message) = match self {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, Some(m)),
             ApiError::Conflict(m) => (StatusCode::CONFLICT, Some(m)),
+            ApiError::Explained(status, m) => (status, Some(m)),
             ApiError::Unauthorized => {
                 let mut r = StatusCode::UNAUTHORIZED.into_response();
                 r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"herald\""));
@@ -76,6 +90,19 @@ impl IntoResponse for ApiError {
         match message {
             Some(m) => (status, axum::Json(json!({ "message": m }))).into_response(),
             None => status.into_response(),
+        }
+    }
+}
+
+impl From<crate::domain::DomainError> for ApiError {
+    fn from(e: crate::domain::DomainError) -> ApiError {
+        use crate::domain::DomainError;
+        match e {
+            DomainError::NotFound => ApiError::NotFound,
+            DomainError::Invalid(m) => ApiError::BadRequest(m),
+            DomainError::Conflict(m) => ApiError::Conflict(m),
+            DomainError::UnknownSelector(_) => ApiError::UnknownSelector,
+            DomainError::Store(e) => e.into(),
         }
     }
 }
@@ -112,9 +139,19 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+/// A path the router matched but whose segments cannot be read. axum's own text names the
+/// route's parameters and Rust types: the client is told what is wrong in its terms instead.
 impl From<PathRejection> for ApiError {
     fn from(r: PathRejection) -> ApiError {
-        ApiError::bad(format!("invalid path: {}", r.body_text()))
+        use axum::extract::path::ErrorKind;
+        let message = match &r {
+            PathRejection::FailedToDeserializePathParams(e) => match e.kind() {
+                ErrorKind::InvalidUtf8InPathParam { .. } => "a path segment is not valid UTF-8 once percent-decoded",
+                _ => "a path segment does not fit this resource",
+            },
+            _ => "the path does not fit this resource",
+        };
+        ApiError::bad(format!("invalid path: {message}"))
     }
 }
 

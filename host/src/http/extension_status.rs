@@ -12,14 +12,14 @@
 //! - an unknown queueId, one of another instance, a customerId that does not match, or a result
 //!   past its retention: 404.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
 use super::error::ApiError;
-use super::extract::PublicCaller;
+use super::extract::{AppPath, PublicCaller};
 use super::guard;
 use super::ApiContext;
 use crate::queue::Status;
@@ -32,11 +32,11 @@ pub(super) fn open_router() -> Router<ApiContext> {
     Router::new().route("/extensions/status/open/{customer_id}/{queue_id}", get(open))
 }
 
-async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, Path(queue_id): Path<String>) -> Response {
+async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(queue_id): AppPath<String>) -> Response {
     answer(&ctx, caller.tenant.customer_id(), &queue_id).await
 }
 
-async fn open(State(ctx): State<ApiContext>, Path((customer_id, queue_id)): Path<(String, String)>) -> Response {
+async fn open(State(ctx): State<ApiContext>, AppPath((customer_id, queue_id)): AppPath<(String, String)>) -> Response {
     let Some(tenant) = ctx.tenants.get(&customer_id) else { return ApiError::NotFound.into_response() };
     let (_slot, usage) = match guard::admit(&ctx, &tenant).await {
         Ok(admitted) => admitted,
@@ -68,7 +68,7 @@ async fn answer(ctx: &ApiContext, customer_id: &str, queue_id: &str) -> Response
                     response.headers_mut().append(name, value);
                 }
             }
-            response
+            super::extensions::guest_answer(response)
         }
         Status::Deadline => StatusCode::GATEWAY_TIMEOUT.into_response(),
         Status::Failed => StatusCode::BAD_GATEWAY.into_response(),

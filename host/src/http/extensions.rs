@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -22,12 +22,13 @@ use axum::Router;
 use http_body_util::BodyExt;
 
 use super::error::ApiError;
-use super::extract::{decode_twice, PublicCaller};
+use super::extract::{decode_twice, AppPath, PublicCaller};
 use super::guard;
 use super::ApiContext;
 use crate::assets::RelPath;
-use crate::runtime::{CallFailure, Prepared};
-use crate::store::jobs::CapturedRequest;
+use crate::queue::Enqueued;
+use crate::runtime::{Call, CallFailure, Prepared};
+use crate::store::jobs::{CapturedRequest, JobPayload};
 use crate::tenants::Tenant;
 
 pub(super) fn secure_router() -> Router<ApiContext> {
@@ -51,7 +52,7 @@ fn split(params: Vec<String>) -> (String, String) {
     (id, it.next().unwrap_or_default())
 }
 
-async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, Path(params): Path<Vec<String>>, request: Request) -> Response {
+async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(params): AppPath<Vec<String>>, request: Request) -> Response {
     let (id, path) = split(params);
     let (id, extension) = match load(&ctx, &caller.tenant, &id).await {
         Ok(e) => e,
@@ -60,10 +61,10 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, Path(params
     if extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(&ctx, &caller.tenant, &id, &extension, &path, request).await
+    call(&ctx, &caller.tenant, &id, extension, &path, request).await
 }
 
-async fn open(State(ctx): State<ApiContext>, Path(params): Path<Vec<String>>, request: Request) -> Response {
+async fn open(State(ctx): State<ApiContext>, AppPath(params): AppPath<Vec<String>>, request: Request) -> Response {
     let mut it = params.into_iter();
     let customer_id = it.next().unwrap_or_default();
     let (id, path) = split(it.collect());
@@ -79,7 +80,7 @@ async fn open(State(ctx): State<ApiContext>, Path(params): Path<Vec<String>>, re
     if !extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    let mut response = call(&ctx, &tenant, &id, &extension, &path, request).await;
+    let mut response = call(&ctx, &tenant, &id, extension, &path, request).await;
     guard::usage_headers(&mut response, usage);
     response
 }
@@ -91,7 +92,7 @@ async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<(String, Pr
     Ok((id, extension))
 }
 
-async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prepared, path: &str, request: Request) -> Response {
+async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepared, path: &str, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
     let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost").to_string();
     let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
@@ -105,11 +106,12 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prep
     }
     let request = hyper::Request::from_parts(parts, body);
     let deadline = ctx.runtime.deadline(&extension.config);
-    match ctx.runtime.call_http(extension, id, Arc::clone(tenant), request, deadline).await {
+    let call = Call { extension, id: id.to_string(), tenant: Arc::clone(tenant), deadline, context: None, depth: 0 };
+    match ctx.runtime.call_http(call, request).await {
         Ok(response) => {
             let (parts, body) = response.into_parts();
             let body = body.map_err(|e| std::io::Error::other(format!("{e:?}")));
-            Response::from_parts(parts, Body::new(body))
+            guest_answer(Response::from_parts(parts, Body::new(body)))
         }
         Err(CallFailure::Deadline) => {
             tracing::warn!(customer_id = tenant.customer_id(), extension = id, "extension ran past its deadline");
@@ -122,7 +124,18 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: &Prep
     }
 }
 
-/// An asynchronous extension: the call is stored (durably) and answered 202 `{"queueId"}`.
+/// Marks a response as the guest made it: the layers that label Herald's own answers leave it
+/// untouched (`negotiate::label_json`).
+pub(super) fn guest_answer(mut response: Response) -> Response {
+    response.extensions_mut().insert(super::negotiate::GuestAnswer);
+    response
+}
+
+/// Seconds a caller is asked to wait when its instance's queue backlog is full.
+const BACKLOG_RETRY_AFTER: u64 = 5;
+
+/// An asynchronous extension: the call is stored (durably) and answered 202 `{"queueId"}`, or
+/// 429 when the instance's backlog of waiting calls is full (`queue::backlog`).
 async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, parts: axum::http::request::Parts, body: Body) -> Response {
     let body = match http_body_util::Limited::new(body, super::MAX_PAYLOAD_BYTES).collect().await {
         Ok(body) => body.to_bytes().to_vec(),
@@ -138,9 +151,10 @@ async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, parts: axum::http:
             .collect(),
         body,
     };
-    match ctx.queue.enqueue(tenant.customer_id(), id, request).await {
-        Some(queue_id) => (StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "queueId": queue_id }))).into_response(),
-        None => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+    match ctx.queue.enqueue(tenant.customer_id(), id, JobPayload::Http(request)).await {
+        Enqueued::Stored(queue_id) => (StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "queueId": queue_id }))).into_response(),
+        Enqueued::BacklogFull => ApiError::TooManyRequests { retry_after: BACKLOG_RETRY_AFTER }.into_response(),
+        Enqueued::Failed => StatusCode::SERVICE_UNAVAILABLE.into_response(),
     }
 }
 
@@ -154,7 +168,7 @@ struct LogQuery {
 /// "stderr"}]`, newest first. `outcome` is `ok`, `deadline` or `failed: <reason>`.
 async fn logs(
     caller: PublicCaller,
-    Path(id): Path<String>,
+    AppPath(id): AppPath<String>,
     super::extract::AppQuery(q): super::extract::AppQuery<LogQuery>,
 ) -> Result<axum::Json<Vec<serde_json::Value>>, ApiError> {
     let id = decode_twice(&id)?;

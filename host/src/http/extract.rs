@@ -82,6 +82,15 @@ impl FromRequestParts<ApiContext> for PublicCaller {
     }
 }
 
+/// A JSON body read from bytes, for handlers that check their route (a custom method's name)
+/// before they read it, so an unknown method is 404 whatever its body.
+pub fn json_body(body: &[u8]) -> Result<serde_json::Value, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::bad("the body is empty: this method takes a JSON body"));
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("the body is not valid JSON: {e}")))
+}
+
 /// A raw body (for methods whose body is optional); too large is 413 with no body.
 pub struct AppBytes(pub axum::body::Bytes);
 

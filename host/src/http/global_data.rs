@@ -8,7 +8,7 @@ use serde_json::{json, Value as Json_};
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppJson, AppPath, PublicCaller};
 use super::ApiContext;
-use crate::model::{GlobalDataDef, Value};
+use crate::model::GlobalDataDef;
 use crate::store::tenant::GlobalValue;
 
 pub(super) fn router() -> Router<ApiContext> {
@@ -63,8 +63,6 @@ async fn update(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(bo
         Some(v @ (Json_::Number(_) | Json_::Bool(_))) => v.to_string(),
         Some(_) => return Err(ApiError::bad("VALUE must be a string")),
     };
-    let value = Value::from_text(g.ty, &text, &t.model.formats).map_err(|e| ApiError::bad(format!("VALUE of {} {e}", g.name)))?;
-    let stored = (!value.is_null()).then(|| value.to_text(&t.model.formats));
-    let v = t.db.set_global_value(&g.name, stored.as_deref()).await?;
+    let v = crate::domain::global_data::set(t, &g.name, &text).await?;
     Ok(Json(single(g, &v)))
 }

@@ -9,6 +9,8 @@ pub(crate) mod error;
 pub(crate) mod extract;
 mod extension_status;
 mod extensions;
+mod flow_runs;
+mod flows;
 mod global_data;
 mod guard;
 mod negotiate;
@@ -33,13 +35,15 @@ use axum::Router;
 use tower_http::trace::TraceLayer;
 
 pub use error::{ApiError, ApiResult};
+#[cfg(test)]
+pub(crate) use recipients::parse_ref;
 
 use crate::auth::Authenticator;
 use crate::limits::Limits;
 use crate::queue::Queue;
 use crate::runtime::Runtime;
 use crate::paging::Clock;
-use crate::rsql::{self, Condition, Selectors};
+use crate::rsql::{Condition, Selectors};
 use crate::tenants::{Tenant, Tenants};
 
 /// The largest request body accepted (spec: 20 MB).
@@ -74,14 +78,17 @@ pub struct ApiServices {
     pub limits: Arc<Limits>,
     pub runtime: Arc<Runtime>,
     pub queue: Arc<Queue>,
+    pub flows: Arc<crate::flows::FlowEngine>,
     /// Whether the open extensions endpoint is on this API listener (no second listener).
     pub open_on_api: bool,
+    /// Bytes each instance's media area may take (`assets::quota`).
+    pub media_quota: u64,
 }
 
 /// The REST API under `{base_url}`.
 ///
 /// Layers run from the last added inward: content negotiation, authentication, rate smoothing per
-/// credential, the instance's limits (concurrency, daily cap), then the handler.
+/// credential (when the operator turned it on), the instance's limits (concurrency, daily cap), then the handler.
 pub fn api_router(ctx: ApiContext) -> Router {
     let rate = ctx.limits.rate;
     let json_api = Router::new()
@@ -90,6 +97,8 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(global_data::router())
         .merge(tables::router())
         .merge(discovery::router())
+        .merge(flows::router())
+        .merge(flow_runs::router())
         .merge(register::router());
     #[cfg(feature = "testing")]
     let json_api = json_api.merge(testing::router());
@@ -102,9 +111,13 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(extensions::secure_router())
         .merge(extension_status::secure_router())
         .fallback(|| async { ApiError::NotFound })
-        .layer(middleware::from_fn_with_state(ctx.clone(), guard::instance_limits))
-        .layer(guard::rate::layer(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst))
-        .layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate));
+        .layer(middleware::from_fn_with_state(ctx.clone(), guard::instance_limits));
+    let guarded = if rate.smooths_credentials() {
+        guarded.layer(guard::rate::layer(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst))
+    } else {
+        guarded
+    };
+    let guarded = guarded.layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate));
     let token = oauth::router().layer(guard::rate::layer(
         guard::rate::AddressKey,
         rate.per_address_per_second,
@@ -148,6 +161,5 @@ pub fn extensions_router(ctx: ApiContext) -> Router {
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.
 pub(crate) fn filter_condition(filter: Option<&str>, selectors: &dyn Selectors, tenant: &Tenant) -> ApiResult<Option<Condition>> {
-    let Some(text) = filter else { return Ok(None) };
-    Ok(Some(rsql::compile_text(text, selectors, &tenant.model.formats, tenant.db.dialect())?))
+    Ok(crate::domain::filter(filter, selectors, tenant)?)
 }

@@ -42,8 +42,16 @@ pub async fn answers_json(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-/// Sets the charset on JSON responses (axum's `Json` says only `application/json`).
+/// Marks a response an extension made: its headers pass through as the guest set them.
+#[derive(Clone, Copy, Debug)]
+pub struct GuestAnswer;
+
+/// Sets the charset on Herald's JSON responses (axum's `Json` says only `application/json`);
+/// an extension's answer is left as it is.
 pub fn label_json(response: &mut Response) {
+    if response.extensions().get::<GuestAnswer>().is_some() {
+        return;
+    }
     let is_plain_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v == "application/json");
     if is_plain_json {
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8));

@@ -2,7 +2,8 @@
 //! `client_id`, `client_secret`), or the client in a Basic header (RFC 6749 2.3.1). Answers the
 //! standard fields `access_token`, `token_type` (Bearer), `expires_in` (7200) and `scope`.
 //! Wrong client credentials: 401 with an empty body; a malformed request: 400 with `message`
-//! and the OAuth `error` code.
+//! and the OAuth `error` code, as is a client that authenticates both ways at once (a Basic header
+//! and `client_secret` in the form; RFC 6749 2.3 allows one method per request).
 
 use std::collections::HashMap;
 
@@ -43,14 +44,31 @@ async fn token(State(ctx): State<ApiContext>, headers: HeaderMap, AppBytes(body)
         Some("client_credentials") => {}
         Some(_) => return Ok(oauth_error("unsupported_grant_type", "only grant_type=client_credentials is supported")),
     }
-    let from_header = headers
+    let basic = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")))
-        .and_then(decode_basic);
+        .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")));
+    let from_header = match basic {
+        Some(encoded) => match decode_basic(encoded) {
+            Some(pair) => Some(pair),
+            None => return Ok(oauth_error("invalid_request", "the Basic authorization header cannot be read")),
+        },
+        None => None,
+    };
+    // RFC 6749 2.3: a client uses one authentication method per request. A form that names
+    // another client than the header, or carries a secret beside it, is refused, not resolved.
     let (id, secret) = match (form.get("client_id"), form.get("client_secret"), from_header) {
-        (Some(id), Some(secret), _) => (id.clone(), secret.clone()),
-        (_, _, Some(pair)) => pair,
+        (_, Some(_), Some(_)) => {
+            return Ok(oauth_error(
+                "invalid_request",
+                "the client authenticates twice (a Basic header and client_secret in the form): use one of them",
+            ))
+        }
+        (Some(form_id), None, Some((id, _))) if *form_id != id => {
+            return Ok(oauth_error("invalid_request", "client_id in the form differs from the client of the Basic header"))
+        }
+        (Some(id), Some(secret), None) => (id.clone(), secret.clone()),
+        (_, None, Some(pair)) => pair,
         _ => return Ok(oauth_error("invalid_request", "client_id and client_secret are required")),
     };
     let principal = ctx.auth.check_secret(&id, &secret).await?.ok_or(ApiError::Unauthorized)?;

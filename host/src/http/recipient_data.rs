@@ -8,12 +8,14 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json_};
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{decode_twice, AppJson, AppPath, AppQuery, PublicCaller};
+use super::extract::{decode_twice, json_body, AppBytes, AppPath, AppQuery, PublicCaller};
 use super::recipients::resolve;
 use super::{batch, filter_condition, wire, ApiContext};
+use crate::domain;
+use crate::domain::triggers::Happening;
+use crate::flows::FlowEngine;
 use crate::model::NamedFilter;
 use crate::rsql;
-use crate::store::tenant::{otm_table, TableRef};
 use crate::tenants::Tenant;
 
 pub(super) fn router() -> Router<ApiContext> {
@@ -45,7 +47,7 @@ async fn otm_records(
     let def = table(t, &name)?;
     let r = resolve(t, &id).await?;
     let condition = filter_condition(q.filter.as_deref(), def, &t)?;
-    let scope = TableRef { sql_name: otm_table(&def.name), def, recipient: Some(r.key) };
+    let scope = domain::tables::one_to_many(t, &def.name, r.key)?;
     let records = t.db.records(&scope, condition.as_ref()).await?;
     Ok(Json(records.iter().map(|v| wire::record_json(&def.fields, v, &t.model.formats)).collect()))
 }
@@ -53,15 +55,16 @@ async fn otm_records(
 async fn otm_batch(
     caller: PublicCaller,
     AppPath((id, name, method)): AppPath<(String, String, String)>,
-    AppJson(body): AppJson<Json_>,
+    AppBytes(body): AppBytes,
 ) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let def = table(t, &name)?;
     if !matches!(method.as_str(), ":batchUpdateRecords" | ":batchDeleteRecords") {
         return Err(ApiError::NotFound);
     }
+    let body = json_body(&body)?;
     let r = resolve(t, &id).await?;
-    let scope = TableRef { sql_name: otm_table(&def.name), def, recipient: Some(r.key) };
+    let scope = domain::tables::one_to_many(t, &def.name, r.key)?;
     let report = match method.as_str() {
         ":batchUpdateRecords" => batch::update(t, &scope, &body).await?,
         _ => batch::delete(t, &scope, &body).await?,
@@ -81,10 +84,14 @@ async fn events(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult
     ))
 }
 
-/// POST `/recipients/{id}/events/{eventId}/:achieveEvent`: records the event (UTC now).
+/// POST `/recipients/{id}/events/{eventId}/:achieveEvent`: records the event (at the server's
+/// clock). An optional body carries contextual data (`flows::context`), checked against its
+/// schema and against the flows the event triggers before anything is recorded.
 async fn achieve_event(
+    State(ctx): State<ApiContext>,
     caller: PublicCaller,
     AppPath((id, event, method)): AppPath<(String, String, String)>,
+    AppBytes(body): AppBytes,
 ) -> ApiResult<Json<Json_>> {
     if method != ":achieveEvent" {
         return Err(ApiError::NotFound);
@@ -95,9 +102,17 @@ async fn achieve_event(
         return Err(ApiError::NotFound);
     }
     let r = resolve(t, &id).await?;
-    let now = chrono::Utc::now().naive_utc();
-    t.db.achieve_event(r.key, &event, now).await?;
-    Ok(Json(json!({ "eventId": event, "achievedAt": t.model.formats.timestamp.format_timestamp(now) })))
+    let body = if body.is_empty() { None } else { Some(json_body(&body)?) };
+    let context = crate::flows::context::read(body, &super::assets::media(&ctx, t)).await.map_err(ApiError::BadRequest)?;
+    let what = Happening::EventAchieved(&event);
+    let triggered = FlowEngine::triggered(t, what).await?;
+    let flows: Vec<_> = triggered.iter().map(|f| &f.flow).collect();
+    crate::flows::context::fits(&flows, context.as_ref()).map_err(ApiError::BadRequest)?;
+    let now = chrono::DateTime::from_timestamp_millis(ctx.clock.now_millis()).unwrap_or_default().naive_utc();
+    domain::recipients::achieve_event(t, r.key, &event, now).await?;
+    // The contextual data goes to these runs alone, and the runs' ids to the caller.
+    let runs = ctx.flows.start(t, r.key, &triggered, what, context.as_ref(), 0).await?;
+    Ok(Json(json!({ "eventId": event, "achievedAt": t.model.formats.timestamp.format_timestamp(now), "flowRuns": runs })))
 }
 
 /// The named filters (target groups or promotions) that recipient `key` satisfies.
@@ -137,6 +152,9 @@ async fn communication_history(caller: PublicCaller, AppPath(id): AppPath<String
                     "channel": c.channel,
                     "subject": c.subject,
                     "sentAt": t.model.formats.timestamp.format_timestamp(c.sent_at),
+                    "template": c.template,
+                    "flow": c.flow,
+                    "content": c.content,
                 })
             })
             .collect(),

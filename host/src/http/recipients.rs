@@ -12,6 +12,8 @@ use super::extract::{decode_twice, AppJson, AppPath, AppQuery, PublicCaller};
 use super::paged::{self, CollectionQuery};
 use super::stream;
 use super::{filter_condition, wire, ApiContext};
+use crate::domain;
+use crate::domain::triggers::{Happening, Triggers};
 use crate::model::{Model, Value};
 use crate::store::tenant::Recipient;
 use crate::tenants::Tenant;
@@ -23,14 +25,14 @@ pub(super) fn router() -> Router<ApiContext> {
 }
 
 /// A `{recipientId}` path segment: which unique field, and the value to look for.
-pub(super) struct RecipientRef {
+pub(crate) struct RecipientRef {
     pub field: usize,
     pub value: Value,
 }
 
 /// Reads a `{recipientId}` segment (decoded once by the router): the Recipient Id value, or
 /// `<unique field>=<value>`, each part decoded a second time.
-pub(super) fn parse_ref(model: &Model, segment: &str) -> ApiResult<RecipientRef> {
+pub(crate) fn parse_ref(model: &Model, segment: &str) -> ApiResult<RecipientRef> {
     let fields = &model.def.person_data;
     let (field, raw_value) = match segment.split_once('=') {
         Some((name, value)) => {
@@ -44,7 +46,7 @@ pub(super) fn parse_ref(model: &Model, segment: &str) -> ApiResult<RecipientRef>
             }
             (index, value)
         }
-        None => (fields.iter().position(|f| f.name == model.def.recipient_id).expect("validated"), segment),
+        None => (model.def.recipient_id_index(), segment),
     };
     let text = decode_twice(raw_value)?;
     if text.is_empty() {
@@ -67,7 +69,7 @@ pub(super) fn recipient_json(model: &Model, r: &Recipient) -> Json_ {
 }
 
 fn location(model: &Model, r: &Recipient) -> String {
-    let index = model.def.person_data.iter().position(|f| f.name == model.def.recipient_id).expect("validated");
+    let index = model.def.recipient_id_index();
     let id = r.values[index].to_text(&model.formats);
     let encoded = percent_encoding::utf8_percent_encode(&id, percent_encoding::NON_ALPHANUMERIC).to_string();
     format!("/recipients/{}", encoded.replace('%', "%25"))
@@ -84,14 +86,15 @@ async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): 
         return Ok(Json(paged::recipients(&ctx, t, &q).await?).into_response());
     }
     let condition = filter_condition(q.filter.as_deref(), &t.model.def, &t)?;
-    Ok(stream::json_array(caller.tenant.clone(), condition))
+    stream::json_array(caller.tenant.clone(), condition).await
 }
 
-async fn create(caller: PublicCaller, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
+async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
     let t = &caller.tenant;
     let values = wire::assignments("Person Data", &t.model.def.person_data, wire::person_data(&body)?, &t.model.formats)
         .map_err(ApiError::BadRequest)?;
-    let r = t.db.create_recipient(&t.model, values).await?;
+    let r = domain::recipients::create(t, values).await?;
+    ctx.flows.happened(t, r.key, Happening::Created, 0).await;
     Ok(created(&t.model, &r))
 }
 
@@ -104,25 +107,15 @@ async fn read(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<J
 /// PUT: updates the recipient the path names (200) or creates it with the path's identifier
 /// (201). Fields sent empty or null are cleared; the Recipient Id of an existing recipient
 /// cannot change.
-async fn upsert(caller: PublicCaller, AppPath(id): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
+async fn upsert(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(id): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
     let t = &caller.tenant;
     let model = &t.model;
     let target = parse_ref(model, &id)?;
     let mut values = wire::assignments("Person Data", &model.def.person_data, wire::person_data(&body)?, &model.formats)
         .map_err(ApiError::BadRequest)?;
-    let id_index = model.def.person_data.iter().position(|f| f.name == model.def.recipient_id).expect("validated");
-    match t.db.find_recipient(model, target.field, &target.value).await? {
+    match domain::recipients::find(t, target.field, &target.value).await? {
         Some(existing) => {
-            if let Some((_, v)) = values.iter().find(|(i, _)| *i == id_index) {
-                if *v != existing.values[id_index] {
-                    return Err(ApiError::Conflict(format!(
-                        "the Recipient Id ({}) of an existing recipient cannot be changed",
-                        model.def.recipient_id
-                    )));
-                }
-            }
-            values.retain(|(i, _)| *i != id_index);
-            let r = t.db.update_recipient(model, existing.key, values).await?;
+            let r = domain::recipients::update(t, &existing, values).await?;
             Ok((StatusCode::OK, Json(recipient_json(model, &r))).into_response())
         }
         None => {
@@ -136,7 +129,8 @@ async fn upsert(caller: PublicCaller, AppPath(id): AppPath<String>, AppJson(body
             }
             values.retain(|(i, _)| *i != target.field);
             values.push((target.field, target.value));
-            let r = t.db.create_recipient(model, values).await?;
+            let r = domain::recipients::create(t, values).await?;
+            ctx.flows.happened(t, r.key, Happening::Created, 0).await;
             Ok(created(model, &r))
         }
     }

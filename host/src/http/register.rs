@@ -13,12 +13,14 @@ use serde_json::{json, Value as Json_};
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppJson, Caller};
 use super::{wire, ApiContext};
+use crate::domain::triggers::{Happening, Triggers};
+use axum::extract::State;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/register/recipients", post(register))
 }
 
-async fn register(caller: Caller, AppJson(body): AppJson<Json_>) -> ApiResult<(StatusCode, Json<Json_>)> {
+async fn register(State(ctx): State<ApiContext>, caller: Caller, AppJson(body): AppJson<Json_>) -> ApiResult<(StatusCode, Json<Json_>)> {
     let t = &caller.tenant;
     let model = &t.model;
     let person_data = wire::person_data(&body)?;
@@ -29,7 +31,8 @@ async fn register(caller: Caller, AppJson(body): AppJson<Json_>) -> ApiResult<(S
         )));
     }
     let values = wire::assignments("Person Data", &model.def.person_data, person_data, &model.formats).map_err(ApiError::BadRequest)?;
-    let r = t.db.create_recipient(model, values).await?;
-    let id_index = model.def.person_data.iter().position(|f| f.name == model.def.recipient_id).expect("validated");
+    let r = crate::domain::recipients::create(t, values).await?;
+    ctx.flows.happened(t, r.key, Happening::Created, 0).await;
+    let id_index = model.def.recipient_id_index();
     Ok((StatusCode::CREATED, Json(json!({ "recipientId": r.values[id_index].to_json(&model.formats) }))))
 }

@@ -1,8 +1,12 @@
 //! Streaming a large JSON array (the unpaged Recipients collection): rows go from the database to
 //! the socket in 64 KiB chunks through a small bounded channel, so a slow client slows the query
-//! instead of the server buffering the whole answer. A database fault after the first bytes can
-//! no longer change the status: the connection is then cut, so the client sees an incomplete
-//! body rather than a truncated array that parses.
+//! instead of the server buffering the whole answer.
+//!
+//! The status is decided by the query, not guessed before it: the answer starts only once the
+//! query has produced its first row (or its end), so a query that fails at once (an unreachable
+//! database, a statement the engine refuses) is a proper error status. A fault after the first
+//! bytes can no longer change the status: the connection is then cut, so the client sees an
+//! incomplete body rather than a truncated array that parses.
 
 use std::sync::Arc;
 
@@ -12,15 +16,17 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
+use super::error::{ApiError, ApiResult};
 use super::negotiate::JSON_UTF8;
 use super::recipients::recipient_json;
 use crate::rsql::Condition;
+use crate::store::StoreError;
 use crate::tenants::Tenant;
 
 const CHUNK_BYTES: usize = 64 * 1024;
 
-pub(super) fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>) -> Response {
-    let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>) -> ApiResult<Response> {
+    let (tx, mut rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
     tokio::spawn(async move {
         let sql = tenant.db.recipients_sql(&tenant.model, condition.as_ref());
         let rows = tenant.db.recipients_stream(&tenant.model, condition.as_ref(), &sql);
@@ -34,15 +40,16 @@ pub(super) fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>) -> R
                     if !first {
                         buf.push(b',');
                     }
-                    first = false;
                     serde_json::to_writer(&mut buf, &recipient_json(&tenant.model, &r)).expect("JSON values serialise");
-                    if buf.len() >= CHUNK_BYTES && tx.send(Ok(Bytes::from(std::mem::take(&mut buf)))).await.is_err() {
+                    // The first row goes out at once: it is what lets the answer start.
+                    let full = first || buf.len() >= CHUNK_BYTES;
+                    first = false;
+                    if full && tx.send(Ok(Bytes::from(std::mem::take(&mut buf)))).await.is_err() {
                         return; // the client went away
                     }
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "streaming recipients failed");
-                    let _ = tx.send(Err(std::io::Error::other("the query failed"))).await;
+                    let _ = tx.send(Err(e)).await;
                     return;
                 }
             }
@@ -50,6 +57,18 @@ pub(super) fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>) -> R
         buf.push(b']');
         let _ = tx.send(Ok(Bytes::from(buf))).await;
     });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) });
-    ([(header::CONTENT_TYPE, JSON_UTF8)], Body::from_stream(body)).into_response()
+    let head = match rx.recv().await {
+        Some(Ok(bytes)) => bytes,
+        Some(Err(e)) => return Err(e.into()),
+        None => return Err(ApiError::Internal(anyhow::anyhow!("the recipients stream ended without an answer"))),
+    };
+    let rest = futures_util::stream::unfold(rx, |mut rx| async move {
+        let item = rx.recv().await?.map_err(|e| {
+            tracing::error!(error = %e, "streaming recipients failed after the answer had started");
+            std::io::Error::other("the query failed")
+        });
+        Some((item, rx))
+    });
+    let body = futures_util::stream::once(async move { Ok(head) }).chain(rest);
+    Ok(([(header::CONTENT_TYPE, JSON_UTF8)], Body::from_stream(body)).into_response())
 }

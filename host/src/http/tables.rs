@@ -9,10 +9,9 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json_};
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{decode_twice, AppBytes, AppJson, AppPath, AppQuery, PublicCaller};
+use super::extract::{decode_twice, json_body, AppBytes, AppJson, AppPath, AppQuery, PublicCaller};
 use super::{batch, filter_condition, wire, ApiContext};
-use crate::model::TableDef;
-use crate::store::tenant::{gdt_table, TableRef, Upserted};
+use crate::store::tenant::{TableRef, Upserted};
 use crate::tenants::Tenant;
 
 pub(super) fn router() -> Router<ApiContext> {
@@ -26,8 +25,7 @@ pub(super) fn router() -> Router<ApiContext> {
 }
 
 fn table<'a>(t: &'a Tenant, name: &str) -> ApiResult<TableRef<'a>> {
-    let def: &TableDef = t.model.def.global_data_table(name).ok_or(ApiError::NotFound)?;
-    Ok(TableRef { sql_name: gdt_table(&def.name), def, recipient: None })
+    Ok(crate::domain::tables::global(t, name)?)
 }
 
 async fn names(caller: PublicCaller) -> Json<Vec<String>> {
@@ -101,16 +99,13 @@ async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, Stri
 async fn method(caller: PublicCaller, AppPath((name, method)): AppPath<(String, String)>, AppBytes(body): AppBytes) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
-    let parse = |body: &[u8]| -> ApiResult<Json_> {
-        serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("the body is not valid JSON: {e}")))
-    };
     match method.as_str() {
         ":truncateTable" => {
             let deleted = t.db.truncate(&scope).await?;
             Ok(Json(json!({ "deleted": deleted })))
         }
-        ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &parse(&body)?).await?)),
-        ":batchDeleteRecords" => Ok(Json(batch::delete(t, &scope, &parse(&body)?).await?)),
+        ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &json_body(&body)?).await?)),
+        ":batchDeleteRecords" => Ok(Json(batch::delete(t, &scope, &json_body(&body)?).await?)),
         _ => Err(ApiError::NotFound),
     }
 }

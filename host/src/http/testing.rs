@@ -1,11 +1,16 @@
 //! Endpoints compiled only with the `testing` feature (the test crate and the benchmarks turn it
 //! on): `GET /testing/sleep?ms=N` answers 200 after N milliseconds (at most 10 s), inside every
 //! limit like any other call; `GET /testing/open/{customerId}/hello` answers `hello` natively
-//! through the same admission as the open extensions endpoint (the benchmark's baseline).
+//! through the same admission as the open extensions endpoint (the benchmark's baseline);
+//! `POST /testing/extensions/{extensionId}/:run` calls a step, condition, monitor or authheader
+//! extension through the runtime's call path, as flows, schedules and outbound calls will (the
+//! runtime's test harness until they exist): body `{"recipient": <Recipient Id>, "context": {...},
+//! "host", "method", "path"}` as the kind needs, answer `{"outcome": "ok"|"declined"|"deadline"|
+//! "failed", "value"?, "reason"?}`.
 
 use std::time::Duration;
 
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 
@@ -14,11 +19,72 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use super::extract::{AppQuery, PublicCaller};
+use super::extract::{AppJson, AppPath, AppQuery, PublicCaller};
 use super::{guard, ApiContext};
 
 pub(super) fn router() -> Router<ApiContext> {
-    Router::new().route("/testing/sleep", get(sleep))
+    Router::new().route("/testing/sleep", get(sleep)).route("/testing/extensions/{extension_id}/{method}", post(run_extension))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RunBody {
+    recipient: Option<f64>,
+    context: Option<serde_json::Value>,
+    host: String,
+    method: String,
+    path: String,
+}
+
+async fn run_extension(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppPath((id, method)): AppPath<(String, String)>,
+    AppJson(body): AppJson<RunBody>,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
+    use crate::runtime::{Call, CallFailure, ExtensionKind, Outbound};
+    if method != ":run" {
+        return Err(ApiError::NotFound);
+    }
+    let tenant = caller.tenant.clone();
+    let rel = crate::assets::RelPath::parse("extension", &format!("{id}.wasm")).map_err(ApiError::BadRequest)?;
+    let record = tenant.db.extension(&rel.as_text()).await?.ok_or(ApiError::NotFound)?;
+    let kind = record.kind().ok_or(ApiError::NotFound)?;
+    let extension = ctx.runtime.extension(&ctx.data_dir, &tenant, &id, kind).await?.ok_or(ApiError::NotFound)?;
+    let recipient = match body.recipient {
+        Some(n) => {
+            let id_field = tenant.model.def.recipient_id_index();
+            let r = tenant.db.find_recipient(&tenant.model, id_field, &crate::model::Value::Number(n)).await?.ok_or(ApiError::NotFound)?;
+            crate::runtime::person_fields(&tenant.model, &r.values)
+        }
+        None => Vec::new(),
+    };
+    let call = Call {
+        deadline: ctx.runtime.deadline(&extension.config),
+        extension,
+        id: id.clone(),
+        tenant: tenant.clone(),
+        context: body.context.map(|c| c.to_string()),
+        depth: 0,
+    };
+    let outcome: Result<Result<serde_json::Value, String>, CallFailure> = match kind {
+        ExtensionKind::Step => ctx.runtime.call_step(call, recipient).await.0.map(|r| r.map(|()| serde_json::Value::Null)),
+        ExtensionKind::Condition => ctx.runtime.call_condition(call, recipient).await.0.map(|r| r.map(serde_json::Value::from)),
+        ExtensionKind::Monitor => {
+            ctx.runtime.call_monitor(call).await.map(|r| Ok(serde_json::json!({"healthy": r.healthy, "message": r.message})))
+        }
+        ExtensionKind::Authheader => {
+            let outbound = Outbound { host: body.host, method: body.method, path_with_query: body.path };
+            ctx.runtime.call_authheader(call, outbound).await.map(|r| r.map(|headers| serde_json::json!(headers)))
+        }
+        ExtensionKind::Http => return Err(ApiError::bad("http extensions are called through their endpoints")),
+    };
+    Ok(axum::Json(match outcome {
+        Ok(Ok(value)) => serde_json::json!({"outcome": "ok", "value": value}),
+        Ok(Err(reason)) => serde_json::json!({"outcome": "declined", "reason": reason}),
+        Err(CallFailure::Deadline) => serde_json::json!({"outcome": "deadline"}),
+        Err(CallFailure::Failed(reason)) => serde_json::json!({"outcome": "failed", "reason": reason}),
+    }))
 }
 
 /// Served beside the open extensions endpoint, with its rate smoothing.

@@ -1,7 +1,7 @@
 //! Uploaded webapps, served as static sites to anyone at `/webapps/{customerId}/{name}/{path}`
 //! (a folder serves its `index.html`). Only files inside the webapp are reachable.
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -16,7 +16,7 @@ pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/webapps/{customer_id}/{*path}", get(serve))
 }
 
-async fn serve(State(ctx): State<ApiContext>, Path((customer_id, path)): Path<(String, String)>, request: Request) -> Response {
+async fn serve(State(ctx): State<ApiContext>, crate::http::extract::AppPath((customer_id, path)): crate::http::extract::AppPath<(String, String)>, request: Request) -> Response {
     if ctx.tenants.get(&customer_id).is_none() {
         return ApiError::NotFound.into_response();
     }

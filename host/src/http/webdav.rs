@@ -3,77 +3,64 @@
 //! mounted, read and written. Two rules of the API hold here too: Context Parameter Schemas are
 //! read-only over WebDAV (use the API, which checks that a schema only grows), and a resource that
 //! a template references cannot be deleted or moved away (409).
+//!
+//! Every request is checked here before the WebDAV library sees it, so a client's mistake is a
+//! 4xx with a message (`check.rs`), never the library's panic or 5xx. PUT is Herald's own: the
+//! body goes to a temporary file within the payload limit and the media quota, and is renamed
+//! into place, so a refused or broken upload leaves nothing behind.
 
+mod check;
+
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method};
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
 use dav_server::fakels::FakeLs;
 use dav_server::localfs::LocalFs;
 use dav_server::DavHandler;
-use percent_encoding::percent_decode_str;
 
-use super::assets::resource_referrers;
-use super::error::ApiError;
+use super::assets::upload::write_limited;
+use super::assets::{media, refuse_if_referenced};
+use super::error::{ApiError, ApiResult};
 use super::extract::PublicCaller;
-use super::ApiContext;
+use super::{ApiContext, MAX_PAYLOAD_BYTES};
+use crate::assets::quota::{full_message, size_of, Budget};
 use crate::assets::{MediaArea, RelPath};
+use check::{top, Checked};
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/dav", any(dav)).route("/dav/", any(dav)).route("/dav/{*path}", any(dav))
 }
 
-/// The media path a DAV URL or `Destination` header names, if it is a valid one.
-fn media_path(uri_path: &str) -> Option<RelPath> {
-    let rest = uri_path.strip_prefix("/dav").unwrap_or(uri_path);
-    let decoded = percent_decode_str(rest).decode_utf8().ok()?;
-    RelPath::parse("path", &decoded).ok()
-}
-
-fn destination(headers: &HeaderMap) -> Option<RelPath> {
-    let value = headers.get("destination")?.to_str().ok()?;
-    let path = match value.find("://") {
-        Some(i) => &value[value[i + 3..].find('/').map(|j| i + 3 + j)?..],
-        None => value,
-    };
-    media_path(path)
-}
-
-fn is_write(method: &Method) -> bool {
-    !matches!(method.as_str(), "GET" | "HEAD" | "OPTIONS" | "PROPFIND")
-}
-
-fn top(path: &RelPath) -> String {
-    path.as_text().split('/').next().unwrap_or("").to_string()
-}
-
 async fn dav(State(ctx): State<ApiContext>, caller: PublicCaller, request: Request) -> Response {
-    let media = MediaArea::new(&ctx.data_dir, caller.tenant.customer_id());
+    let media = media(&ctx, &caller.tenant);
+    match serve(&media, request).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn serve(media: &MediaArea, request: Request) -> ApiResult<Response> {
+    let Checked { path, destination } = check::request(&request)?;
     let method = request.method().clone();
-    let Some(path) = media_path(request.uri().path()) else { return ApiError::NotFound.into_response() };
-    if is_write(&method) {
-        let dest = destination(request.headers());
-        if top(&path) == "contexts" || dest.as_ref().is_some_and(|d| top(d) == "contexts") {
-            return ApiError::Forbidden.into_response();
-        }
-        let removes_source = method == Method::DELETE || method.as_str() == "MOVE";
-        if removes_source && top(&path) == "resources" {
-            let inside: RelPath = RelPath::parse("path", path.as_text().trim_start_matches("resources")).unwrap_or_else(|_| RelPath::root());
-            match resource_referrers(media.clone(), &inside).await {
-                Ok(r) if r.is_empty() => {}
-                Ok(r) => {
-                    return ApiError::Conflict(format!("resources/{} is referenced by templates/{}", inside.as_text(), r.join(", templates/")))
-                        .into_response()
-                }
-                Err(e) => return e.into_response(),
-            }
-        }
+    let removes_source = method == Method::DELETE || method.as_str() == "MOVE";
+    if removes_source && top(&path) == "resources" {
+        let inside = RelPath::parse("path", path.as_text().trim_start_matches("resources")).unwrap_or_else(|_| RelPath::root());
+        refuse_if_referenced(media.clone(), &inside).await?;
     }
     let root = media.media_root();
     for kind in ["resources", "templates", "contexts", "webapps"] {
-        if let Err(e) = tokio::fs::create_dir_all(root.join(kind)).await {
-            return ApiError::Internal(e.into()).into_response();
+        tokio::fs::create_dir_all(root.join(kind)).await.map_err(|e| ApiError::Internal(e.into()))?;
+    }
+    if method == Method::PUT {
+        return put(media, &path, request.into_body()).await;
+    }
+    if method.as_str() == "COPY" && destination.is_some() {
+        let size = size_of(&root.join(path.to_fs())).await.map_err(|e| ApiError::Internal(e.into()))?;
+        if size > media.room().await.map_err(|e| ApiError::Internal(e.into()))? {
+            return Err(ApiError::quota_exceeded(full_message(media)));
         }
     }
     let handler = DavHandler::builder()
@@ -81,5 +68,34 @@ async fn dav(State(ctx): State<ApiContext>, caller: PublicCaller, request: Reque
         .locksystem(FakeLs::new())
         .strip_prefix("/dav")
         .build_handler();
-    handler.handle(request).await.map(axum::body::Body::new).into_response()
+    let response = handler.handle(request).await.map(Body::new);
+    if response.status().is_server_error() {
+        // The checks above leave the library only its own faults (the disk): logged, and a 500
+        // with the platform's empty body.
+        tracing::error!(status = %response.status(), %method, "the WebDAV library failed");
+        return Err(ApiError::Internal(anyhow::anyhow!("WebDAV {method} answered {}", response.status())));
+    }
+    Ok(response)
+}
+
+/// PUT: 201 created or 204 replaced (RFC 4918 9.7); the parent folder must exist (409), the
+/// target must not be a folder (405).
+async fn put(media: &MediaArea, path: &RelPath, body: Body) -> ApiResult<Response> {
+    let target = media.media_root().join(path.to_fs());
+    let parent_is_folder = match target.parent() {
+        Some(parent) => tokio::fs::metadata(parent).await.is_ok_and(|m| m.is_dir()),
+        None => false,
+    };
+    if !parent_is_folder {
+        return Err(ApiError::Conflict("the folder of this file does not exist: create it first (MKCOL)".into()));
+    }
+    if tokio::fs::metadata(&target).await.is_ok_and(|m| m.is_dir()) {
+        return Err(ApiError::Explained(StatusCode::METHOD_NOT_ALLOWED, "a folder is there: PUT writes files".into()));
+    }
+    let budget = Budget::for_write(media, MAX_PAYLOAD_BYTES as u64).await.map_err(|e| ApiError::Internal(e.into()))?;
+    let temp = media.temp_path().await.map_err(|e| ApiError::Internal(e.into()))?;
+    let read_error = |e: axum::Error| ApiError::bad(format!("the body could not be read: {e}"));
+    write_limited(media, &temp, body.into_data_stream(), budget, read_error).await?;
+    let replaced = temp.replace(&target).await.map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(if replaced { StatusCode::NO_CONTENT } else { StatusCode::CREATED }.into_response())
 }

@@ -187,6 +187,9 @@ pub struct DataModel {
     pub promotions: Vec<NamedFilter>,
     #[serde(default)]
     pub register: RegisterSettings,
+    /// Flows the operator ships with the instance (`[[model.flows]]`; see `model::flow`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<super::flow::Flow>,
 }
 
 fn default_date_format() -> String {
@@ -204,6 +207,11 @@ impl DataModel {
 
     pub fn recipient_id_field(&self) -> &PersonField {
         self.person_field(&self.recipient_id).expect("validated: recipient id field exists")
+    }
+
+    /// The index of the Recipient Id among the Person Data fields.
+    pub fn recipient_id_index(&self) -> usize {
+        self.person_data.iter().position(|f| f.name == self.recipient_id).expect("validated: recipient id field exists")
     }
 
     pub fn one_to_many_table(&self, name: &str) -> Option<&TableDef> {

@@ -63,12 +63,25 @@ impl Pattern {
         &self.source
     }
 
+    /// The date in this pattern. A pattern with time elements cannot show a date (chrono's
+    /// formatter fails, and `to_string` would panic): such a date is shown in ISO 8601 instead.
+    /// Models only give date patterns to dates (`is_date_only`); this keeps any other use safe.
     pub fn format_date(&self, date: NaiveDate) -> String {
-        date.format(&self.strftime).to_string()
+        use std::fmt::Write;
+        let mut out = String::new();
+        match write!(out, "{}", date.format(&self.strftime)) {
+            Ok(()) => out,
+            Err(_) => date.format("%Y-%m-%d").to_string(),
+        }
     }
 
     pub fn format_timestamp(&self, ts: NaiveDateTime) -> String {
-        ts.format(&self.strftime).to_string()
+        use std::fmt::Write;
+        let mut out = String::new();
+        match write!(out, "{}", ts.format(&self.strftime)) {
+            Ok(()) => out,
+            Err(_) => ts.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        }
     }
 
     pub fn parse_date(&self, text: &str) -> Option<NaiveDate> {

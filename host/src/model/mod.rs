@@ -3,6 +3,7 @@
 
 pub mod definition;
 pub mod evolve;
+pub mod flow;
 pub mod format;
 mod validate;
 pub mod value;

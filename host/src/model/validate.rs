@@ -115,6 +115,10 @@ pub(super) fn problems(model: &Model) -> Vec<String> {
             problems.push(format!("register field {name} is not a Person Data field"));
         }
     }
+    check_names("flow", def.flows.iter().map(|f| f.name.as_str()), &mut problems);
+    for flow in &def.flows {
+        problems.extend(super::flow::problems(flow, model).into_iter().map(|p| format!("flow {}: {p}", flow.name)));
+    }
     problems
 }
 
@@ -141,5 +145,20 @@ mod tests {
         assert!(err.contains("defined twice"), "{err}");
         assert!(err.contains("unknown Person Data field NOPE"), "{err}");
         assert!(err.contains("exactly one identifier"), "{err}");
+    }
+
+    #[test]
+    fn flows_of_the_definition_are_checked_with_the_model() {
+        let mut file = DefinitionFile::from_toml(DEMO).unwrap();
+        assert_eq!(file.model.flows[0].name, "WELCOME_MAIL");
+        let mut broken = file.model.flows[0].clone();
+        broken.name = "BROKEN".into();
+        broken.trigger.event = Some("NOPE".into());
+        file.model.flows.push(broken.clone());
+        broken.name = "broken".into();
+        file.model.flows.push(broken);
+        let err = Model::new(file.model).unwrap_err();
+        assert!(err.contains("flow BROKEN: trigger: unknown event 'NOPE'"), "{err}");
+        assert!(err.contains("flow 'broken' is defined twice"), "{err}");
     }
 }

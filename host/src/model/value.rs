@@ -1,12 +1,28 @@
 //! Typed field values: how they are read from JSON and text, and written back to JSON in the
 //! instance's formats. Numbers are IEEE doubles (integers are exact up to 2^53 and are written
 //! back without a fraction); dates and timestamps carry no zone and are taken as UTC.
+//!
+//! What a field accepts (`Value::checked`, applied wherever a value comes in: JSON, text, the
+//! extensions' WIT values): a NUMBER lies within ±(2^53 − 1), the range in which every whole
+//! number is exact in a double and in a JSON number read by any client (beyond it `1e19` and
+//! `1e19 + 1` are the same value); a DATE or TIMESTAMP lies in the years 1000 to 9999, written
+//! with four digits (so `01.01.20` for `dd.MM.yyyy` is refused rather than stored as the year 20,
+//! and stored dates sort as text).
 
 use chrono::{NaiveDate, NaiveDateTime};
 use serde_json::Value as Json;
 
 use super::definition::FieldType;
 use super::Formats;
+
+/// The largest magnitude of a NUMBER: 2^53 − 1 (JavaScript's `Number.MAX_SAFE_INTEGER`).
+pub const MAX_EXACT_NUMBER: f64 = 9_007_199_254_740_991.0;
+/// The longest STRING of an indexed column, in bytes (a PostgreSQL B-tree entry holds at most
+/// 2704).
+pub const MAX_INDEXED_TEXT: usize = 2000;
+/// The first and last years of a DATE or TIMESTAMP.
+pub const FIRST_YEAR: i32 = 1000;
+pub const LAST_YEAR: i32 = 9999;
 
 /// One field's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,12 +51,10 @@ impl Value {
             _ => {}
         }
         match (ty, json) {
-            (FieldType::String, Json::String(s)) => Ok(Value::Text(s.clone())),
-            (FieldType::Number, Json::Number(n)) => n
-                .as_f64()
-                .filter(|f| f.is_finite())
-                .map(Value::Number)
-                .ok_or_else(|| "expects a finite NUMBER".to_string()),
+            (FieldType::String, Json::String(s)) => Value::Text(s.clone()).checked(),
+            (FieldType::Number, Json::Number(n)) => {
+                n.as_f64().map(Value::Number).ok_or_else(|| "expects a finite NUMBER".to_string())?.checked()
+            }
             (FieldType::Boolean, Json::Bool(b)) => Ok(Value::Bool(*b)),
             (FieldType::Date | FieldType::Timestamp, Json::String(s)) => Value::from_text(ty, s, formats),
             (FieldType::String, _) => Err("expects a STRING (a JSON string)".into()),
@@ -59,14 +73,15 @@ impl Value {
             return Ok(Value::Null);
         }
         match ty {
-            FieldType::String => Ok(Value::Text(text.to_string())),
+            FieldType::String => Value::Text(text.to_string()).checked(),
             FieldType::Number => text
                 .trim()
                 .parse::<f64>()
                 .ok()
                 .filter(|f| f.is_finite())
                 .map(Value::Number)
-                .ok_or_else(|| format!("expects a NUMBER, got '{text}'")),
+                .ok_or_else(|| format!("expects a NUMBER, got '{text}'"))?
+                .checked(),
             FieldType::Boolean => match text {
                 "true" => Ok(Value::Bool(true)),
                 "false" => Ok(Value::Bool(false)),
@@ -77,7 +92,8 @@ impl Value {
                 .parse_date(text)
                 .or_else(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
                 .map(Value::Date)
-                .ok_or_else(|| format!("expects a DATE formatted '{}', got '{text}'", formats.date.source())),
+                .ok_or_else(|| format!("expects a DATE formatted '{}', got '{text}'", formats.date.source()))?
+                .checked(),
             FieldType::Timestamp => formats
                 .timestamp
                 .parse_timestamp(text)
@@ -85,7 +101,41 @@ impl Value {
                 .map(Value::Timestamp)
                 .ok_or_else(|| {
                     format!("expects a TIMESTAMP formatted '{}', got '{text}'", formats.timestamp.source())
-                }),
+                })?
+                .checked(),
+        }
+    }
+
+    /// The value if a field may hold it (the module's rules: NUMBER range, years of dates), or
+    /// what is wrong in the customer's terms.
+    pub fn checked(self) -> Result<Value, String> {
+        use chrono::Datelike;
+        let year_ok = |y: i32| (FIRST_YEAR..=LAST_YEAR).contains(&y);
+        match &self {
+            Value::Number(n) if !n.is_finite() => Err("expects a finite NUMBER".into()),
+            Value::Number(n) if n.abs() > MAX_EXACT_NUMBER => Err(format!(
+                "is out of range: a NUMBER lies between -{0} and {0} (2^53 - 1), where whole numbers are exact",
+                MAX_EXACT_NUMBER as i64
+            )),
+            Value::Date(d) if !year_ok(d.year()) => {
+                Err(format!("is out of range: a DATE lies in the years {FIRST_YEAR} to {LAST_YEAR}"))
+            }
+            Value::Timestamp(t) if !year_ok(t.year()) => {
+                Err(format!("is out of range: a TIMESTAMP lies in the years {FIRST_YEAR} to {LAST_YEAR}"))
+            }
+            Value::Text(t) if t.contains('\0') => Err("holds the NUL character (U+0000), which a STRING cannot hold".into()),
+            _ => Ok(self),
+        }
+    }
+
+    /// For a value of an indexed column: what `checked` allows, and text of at most
+    /// `MAX_INDEXED_TEXT` bytes.
+    pub fn check_indexed(&self) -> Result<(), String> {
+        match self {
+            Value::Text(t) if t.len() > MAX_INDEXED_TEXT => {
+                Err(format!("is {} bytes long: this field is indexed and holds at most {MAX_INDEXED_TEXT}", t.len()))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -160,6 +210,31 @@ mod tests {
         assert!(Value::from_json(FieldType::Date, &json!("24/12/1990"), &f).is_err());
         let t = Value::from_json(FieldType::Timestamp, &json!("2024-01-01T10:00:00+02:00"), &f).unwrap();
         assert_eq!(t.to_json(&f), json!("01.01.2024 08:00:00"));
+    }
+
+    #[test]
+    fn numbers_and_dates_out_of_range_are_refused() {
+        let f = formats();
+        let max = 9_007_199_254_740_991_i64;
+        assert_eq!(Value::from_json(FieldType::Number, &json!(max), &f), Ok(Value::Number(max as f64)));
+        assert_eq!(Value::from_json(FieldType::Number, &json!(-max), &f), Ok(Value::Number(-max as f64)));
+        for big in [json!(max + 1), json!(1e19), json!(-1e300), json!(u64::MAX)] {
+            let e = Value::from_json(FieldType::Number, &big, &f).unwrap_err();
+            assert!(e.contains("out of range") && e.contains("9007199254740991"), "{big}: {e}");
+        }
+        assert!(Value::from_text(FieldType::Number, "1e19", &f).is_err());
+        assert_eq!(Value::from_json(FieldType::Number, &json!(0.15), &f), Ok(Value::Number(0.15)));
+        for bad in ["01.01.20", "-0001-01-01", "01.01.0999", "+10000-01-01"] {
+            let e = Value::from_json(FieldType::Date, &json!(bad), &f);
+            assert!(e.is_err(), "{bad}: {e:?}");
+        }
+        assert!(Value::from_json(FieldType::Date, &json!("01.01.1000"), &f).is_ok());
+        assert!(Value::from_json(FieldType::Date, &json!("9999-12-31"), &f).is_ok());
+        assert!(Value::from_json(FieldType::Timestamp, &json!("0020-01-01T00:00:00Z"), &f).is_err());
+        assert!(Value::from_json(FieldType::String, &json!("a\u{0}b"), &f).unwrap_err().contains("NUL"));
+        assert!(Value::from_text(FieldType::String, "a\0", &f).is_err());
+        assert!(Value::Text("x".repeat(MAX_INDEXED_TEXT)).check_indexed().is_ok());
+        assert!(Value::Text("x".repeat(MAX_INDEXED_TEXT + 1)).check_indexed().is_err());
     }
 
     #[test]

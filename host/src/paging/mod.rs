@@ -14,6 +14,10 @@ pub const IDLE_LIFETIME_MS: i64 = 5 * 60 * 1000;
 pub const MAX_LIFETIME_MS: i64 = 30 * 60 * 1000;
 /// The largest and default page.
 pub const MAX_PAGE_SIZE: u64 = 1000;
+/// The most live paging documents of one instance. Each holds its selection's keys on disk, so
+/// without a bound a client could fill the disk by asking for documents; creating one past it
+/// ends the oldest (whose pages then answer 404, as an expired document's do).
+pub const MAX_LIVE_DOCUMENTS: i64 = 200;
 
 /// When a document used at `last_use` and created at `created` expires.
 pub fn expires_at(created: i64, last_use: i64) -> i64 {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Limited};
 
-use crate::runtime::{CallFailure, Runtime};
-use crate::store::jobs::{ClaimedJob, JobOutcome, StoredResponse};
+use crate::runtime::{Call, CallFailure, Runtime};
+use crate::store::jobs::{CapturedRequest, ClaimedJob, JobOutcome, JobPayload, StoredResponse};
 use crate::tenants::Tenants;
 
 /// The largest response an asynchronous execution may leave (as large as a request may be).
@@ -20,10 +20,23 @@ pub(super) struct Executor {
     pub runtime: Arc<Runtime>,
     pub data_dir: Arc<Path>,
     pub execution_limit: Duration,
+    pub flows: super::FlowJobs,
 }
 
 impl Executor {
     pub async fn execute(&self, job: &ClaimedJob) -> JobOutcome {
+        match &job.payload {
+            JobPayload::Http(_) => self.execute_http(job).await,
+            JobPayload::Flow(payload) => match self.flows.get() {
+                Some(runner) => runner.run(job, payload).await,
+                // Started before the flows were wired (never, in a server): queued again later.
+                None => JobOutcome::Failed("flow runs are not available on this node".into()),
+            },
+            JobPayload::Unsupported(kind) => JobOutcome::Failed(format!("a job of kind '{kind}', which this version of Herald does not run")),
+        }
+    }
+
+    async fn execute_http(&self, job: &ClaimedJob) -> JobOutcome {
         let Some(tenant) = self.tenants.get(&job.customer_id) else {
             return JobOutcome::Failed("the instance no longer exists".into());
         };
@@ -32,12 +45,14 @@ impl Executor {
             Ok(None) => return JobOutcome::Failed("the extension no longer exists".into()),
             Err(e) => return JobOutcome::Failed(format!("the extension could not be loaded: {e:#}")),
         };
-        let request = match rebuild(job) {
+        let JobPayload::Http(captured) = &job.payload else { unreachable!("execute dispatches by kind") };
+        let request = match rebuild(captured) {
             Ok(r) => r,
             Err(e) => return JobOutcome::Failed(format!("the stored request is not valid: {e}")),
         };
         let deadline = self.runtime.deadline_within(&extension.config, self.execution_limit);
-        match self.runtime.call_http(&extension, &job.extension, tenant, request, deadline).await {
+        let call = Call { extension, id: job.extension.clone(), tenant, deadline, context: None, depth: 0 };
+        match self.runtime.call_http(call, request).await {
             Ok(response) => {
                 let (parts, body) = response.into_parts();
                 match Limited::new(body, MAX_RESPONSE_BYTES).collect().await {
@@ -59,10 +74,10 @@ impl Executor {
     }
 }
 
-fn rebuild(job: &ClaimedJob) -> Result<hyper::Request<axum::body::Body>, axum::http::Error> {
-    let mut request = hyper::Request::builder().method(job.request.method.as_str()).uri(job.request.uri.as_str());
-    for (name, value) in &job.request.headers {
+fn rebuild(captured: &CapturedRequest) -> Result<hyper::Request<axum::body::Body>, axum::http::Error> {
+    let mut request = hyper::Request::builder().method(captured.method.as_str()).uri(captured.uri.as_str());
+    for (name, value) in &captured.headers {
         request = request.header(name.as_str(), value.as_str());
     }
-    request.body(axum::body::Body::from(job.request.body.clone()))
+    request.body(axum::body::Body::from(captured.body.clone()))
 }

@@ -12,9 +12,11 @@
 //!   timeout); results are kept for the retention, then removed.
 //! - One process owns a SQLite queue; several nodes can share a PostgreSQL one.
 
+mod backlog;
 mod dispatch;
 mod execute;
 mod liveness;
+mod promote;
 mod writer;
 
 use std::path::Path;
@@ -27,7 +29,7 @@ use tokio::task::JoinHandle;
 
 use crate::paging::Clock;
 use crate::runtime::Runtime;
-use crate::store::jobs::{CapturedRequest, JobState, NewJob, StoredResponse};
+use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, JobState, NewJob, StoredResponse};
 use crate::store::{ControlDb, StoreResult};
 use crate::tenants::Tenants;
 
@@ -50,6 +52,8 @@ pub struct QueueSettings {
     /// How long a node may stay silent before its running executions are queued again (it
     /// beats five times in that span).
     pub node_timeout: Duration,
+    /// The most bytes of request bodies one instance may have waiting (`backlog`).
+    pub max_backlog_bytes: u64,
 }
 
 impl Default for QueueSettings {
@@ -62,6 +66,7 @@ impl Default for QueueSettings {
             retention: Duration::from_secs(24 * 3600),
             poll_interval: Duration::from_secs(1),
             node_timeout: Duration::from_secs(15),
+            max_backlog_bytes: 1024 * 1024 * 1024,
         }
     }
 }
@@ -88,8 +93,20 @@ pub enum Status {
     Failed,
 }
 
+/// What became of a call to queue.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Stored durably, under this queue id.
+    Stored(String),
+    /// The instance's backlog is full: the call is refused (429) until its jobs have run.
+    BacklogFull,
+    /// It could not be stored (a fault, logged).
+    Failed,
+}
+
 pub struct Queue {
     control: ControlDb,
+    backlog: backlog::Backlog,
     clock: Arc<dyn Clock>,
     settings: QueueSettings,
     writes: mpsc::Sender<Write>,
@@ -103,7 +120,18 @@ pub struct Workers {
     pub tenants: Arc<Tenants>,
     pub runtime: Arc<Runtime>,
     pub data_dir: Arc<Path>,
+    /// Runs the jobs of flow runs; set once the flows (which enqueue through this queue) exist.
+    pub flows: FlowJobs,
 }
+
+/// What runs a flow run's job (`crate::flows`, which needs the queue itself to start runs: the
+/// two are wired after both exist).
+pub trait FlowJobRunner: Send + Sync {
+    /// Runs the stretch of the run that `payload` names, until it waits or ends.
+    fn run<'a>(&'a self, job: &'a ClaimedJob, payload: &'a str) -> futures_util::future::BoxFuture<'a, JobOutcome>;
+}
+
+pub type FlowJobs = Arc<std::sync::OnceLock<Arc<dyn FlowJobRunner>>>;
 
 impl Queue {
     /// Recovers what a previous process left running, then starts the writer, the dispatcher and
@@ -135,6 +163,7 @@ impl Queue {
             runtime: workers.runtime,
             data_dir: workers.data_dir,
             execution_limit: settings.execution_limit,
+            flows: workers.flows,
         };
         let threads = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(settings.threads.max(1))
@@ -154,26 +183,45 @@ impl Queue {
         };
         tasks.push(tokio::spawn(dispatcher.run()));
         tasks.push(spawn_sweeper(control.clone(), clock.clone(), settings.retention));
+        tasks.push(promote::spawn(control.clone(), clock.clone(), settings.poll_interval, dispatcher_wake.clone()));
         if several_nodes {
             tasks.push(liveness::spawn(control.clone(), clock.clone(), node.clone(), settings.node_timeout, dispatcher_wake));
         }
-        Ok((Arc::new(Queue { control, clock, settings, writes, node }), tasks))
+        let backlog = backlog::Backlog::new(control.clone(), settings.max_backlog_bytes);
+        Ok((Arc::new(Queue { control, backlog, clock, settings, writes, node }), tasks))
     }
 
-    /// Stores a call for later execution and returns its queue id once it is durable; `None`
-    /// when it could not be stored (a fault, logged).
-    pub async fn enqueue(&self, customer_id: &str, extension: &str, request: CapturedRequest) -> Option<String> {
+    /// A new job's id (also a flow run's: unguessable).
+    pub fn new_id() -> String {
+        new_queue_id()
+    }
+
+    /// Stores a call for later execution and returns its queue id once it is durable.
+    pub async fn enqueue(&self, customer_id: &str, extension: &str, payload: JobPayload) -> Enqueued {
+        match self.backlog.admit(customer_id, payload.body_len() as u64).await {
+            Ok(true) => {}
+            Ok(false) => return Enqueued::BacklogFull,
+            Err(e) => {
+                tracing::error!(error = %e, "the queue's backlog could not be read");
+                return Enqueued::Failed;
+            }
+        }
         let id = new_queue_id();
         let job = NewJob {
             id: id.clone(),
             customer_id: customer_id.to_string(),
             extension: extension.to_string(),
             accepted_at: self.clock.now_millis(),
-            request,
+            payload,
         };
         let (ack, stored) = oneshot::channel();
-        self.writes.send(Write::Insert(job, ack)).await.ok()?;
-        stored.await.ok().filter(|stored| *stored).map(|_| id)
+        if self.writes.send(Write::Insert(job, ack)).await.is_err() {
+            return Enqueued::Failed;
+        }
+        match stored.await {
+            Ok(true) => Enqueued::Stored(id),
+            _ => Enqueued::Failed,
+        }
     }
 
     /// The status of a queued execution of `customer_id`; `None` when there is no such id for

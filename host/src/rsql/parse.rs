@@ -23,6 +23,12 @@ pub const MAX_DEPTH: usize = 32;
 pub const MAX_COMPARISONS: usize = 1000;
 /// Most values in one `=in=` list.
 pub const MAX_LIST_LEN: usize = 1000;
+/// Most values in one filter, lists included: every value is a bound parameter, and a statement
+/// binds at most 32766 (SQLite) or 65535 (PostgreSQL), with room left for the query's own.
+pub const MAX_VALUES: usize = 10_000;
+/// Longest value: longer ones are no customer's data, and SQLite refuses patterns beyond 50,000
+/// bytes ("LIKE or GLOB pattern too complex").
+pub const MAX_VALUE_LEN: usize = 4096;
 
 /// A parsed filter.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,7 +97,10 @@ pub fn parse(input: &str) -> Result<Node, ParseError> {
     if input.len() > MAX_FILTER_LEN {
         return Err(ParseError { position: 1, message: format!("longer than {MAX_FILTER_LEN} bytes") });
     }
-    let mut p = Parser { chars: input.chars().collect(), pos: 0, comparisons: 0 };
+    if let Some(at) = input.chars().position(|c| c == '\0') {
+        return Err(ParseError { position: at + 1, message: "the NUL character (U+0000) cannot appear in a filter".into() });
+    }
+    let mut p = Parser { chars: input.chars().collect(), pos: 0, comparisons: 0, values: 0 };
     p.skip_ws();
     if p.at_end() {
         return Err(p.error("the filter is empty"));
@@ -108,6 +117,7 @@ struct Parser {
     chars: Vec<char>,
     pos: usize,
     comparisons: usize,
+    values: usize,
 }
 
 impl Parser {
@@ -284,7 +294,22 @@ impl Parser {
         }
     }
 
+    /// One value, counted against the filter's bounds.
     fn value(&mut self) -> Result<String, ParseError> {
+        let start = self.pos;
+        let value = self.raw_value()?;
+        self.values += 1;
+        if self.values > MAX_VALUES {
+            return Err(self.error(&format!("more than {MAX_VALUES} values")));
+        }
+        if value.len() > MAX_VALUE_LEN {
+            self.pos = start;
+            return Err(self.error(&format!("a value longer than {MAX_VALUE_LEN} bytes")));
+        }
+        Ok(value)
+    }
+
+    fn raw_value(&mut self) -> Result<String, ParseError> {
         match self.peek() {
             Some(q @ ('\'' | '"')) => {
                 let open = self.pos;
@@ -406,5 +431,12 @@ mod tests {
         let long = "a==1 or ".repeat(2000) + "a==1";
         assert!(parse(&long).unwrap_err().message.contains("comparisons"));
         assert!(parse(&"x".repeat(MAX_FILTER_LEN + 1)).is_err());
+        // Lists within their own bound can still add up to more values than a statement binds.
+        let list = format!("a=in=({})", vec!["1"; MAX_LIST_LEN].join(","));
+        let many = vec![list.as_str(); MAX_VALUES / MAX_LIST_LEN + 1].join(";");
+        assert!(parse(&many).unwrap_err().message.contains("values"), "total values are bounded");
+        let huge = format!("a=='{}'", "x".repeat(MAX_VALUE_LEN + 1));
+        let err = parse(&huge).unwrap_err();
+        assert!(err.message.contains("longer than") && err.position == 4, "{err}");
     }
 }

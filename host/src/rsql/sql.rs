@@ -64,13 +64,26 @@ impl Compiler<'_> {
         }
     }
 
+    /// `(a GLUE b GLUE ...)` as a balanced tree of parenthesised halves. Databases parse a flat
+    /// chain as a left-deep tree, one level per operand: SQLite refuses a tree deeper than 1000
+    /// ("Expression tree is too large") and PostgreSQL recurses once per level. Halving keeps the
+    /// depth at log2 of the operands, whatever the parser admits.
     fn join(&mut self, items: &[Node], glue: &str) -> Result<(), FilterError> {
         self.sql.push('(');
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
+        match items {
+            [] => self.sql.push_str(if glue == " AND " { "1=1" } else { "1=0" }),
+            [one] => self.node(one)?,
+            [a, b] => {
+                self.node(a)?;
                 self.sql.push_str(glue);
+                self.node(b)?;
             }
-            self.node(item)?;
+            _ => {
+                let (left, right) = items.split_at(items.len() / 2);
+                self.join(left, glue)?;
+                self.sql.push_str(glue);
+                self.join(right, glue)?;
+            }
         }
         self.sql.push(')');
         Ok(())
@@ -277,6 +290,38 @@ mod tests {
     fn sql(filter: &str, dialect: Dialect) -> Result<Condition, FilterError> {
         let formats = Formats::new("dd.MM.yyyy", "dd.MM.yyyy HH:mm:ss").unwrap();
         compile(&parse(filter).unwrap(), &Fields, &formats, dialect)
+    }
+
+    /// The deepest parenthesis nesting and the most AND/OR operators directly inside one pair of
+    /// parentheses: a database's parse tree is about as deep as their product.
+    fn shape(sql: &str) -> (usize, usize) {
+        let (mut deepest, mut widest, mut glue_per_level) = (0, 0, vec![0usize]);
+        for token in sql.split(' ') {
+            if token == "AND" || token == "OR" {
+                *glue_per_level.last_mut().unwrap() += 1;
+                widest = widest.max(*glue_per_level.last().unwrap());
+            }
+            for c in token.chars() {
+                match c {
+                    '(' => glue_per_level.push(0),
+                    ')' => {
+                        glue_per_level.pop();
+                    }
+                    _ => {}
+                }
+                deepest = deepest.max(glue_per_level.len() - 1);
+            }
+        }
+        (deepest, widest)
+    }
+
+    #[test]
+    fn long_chains_compile_to_shallow_trees() {
+        let c = sql(&vec!["AGE==1"; 1000].join(" and "), Dialect::Sqlite).unwrap();
+        assert_eq!(c.binds.len(), 1000);
+        let (deep, wide) = shape(&c.sql);
+        assert!(deep <= 11 && wide == 1, "depth {deep}, widest {wide}");
+        assert_eq!(shape(&format!("({})", vec!["x"; 5].join(" AND "))), (1, 4), "the measure sees a flat chain");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! hash, so a restart does not recompile; per extension version a `ProxyPre` cached in memory; per
 //! call a fresh `Store` with the caller's instance, memory and resource caps and a deadline.
 
+mod call;
 pub mod config;
 mod engine;
-mod invoke;
+pub mod kind;
+pub mod kinds;
 mod logs;
 mod platform;
 mod state;
@@ -17,15 +19,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 pub use config::ExtensionConfig;
+pub use kind::ExtensionKind;
 use crate::assets::{MediaArea, RelPath};
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
-pub use invoke::{CallFailure, HttpResponse};
+pub use call::{Call, CallFailure};
+pub use kinds::authheader::Outbound;
+pub use kinds::http::HttpResponse;
+pub use kinds::monitor::Report;
+pub use platform::bindings::herald::platform::types::{Field as GuestField, Value as GuestValue};
+pub use platform::person_fields;
 pub use state::CallState;
 pub use validate::Validated;
 
@@ -54,15 +62,19 @@ impl Default for RuntimeSettings {
     }
 }
 
-/// A compiled extension version, ready to instantiate.
+/// A compiled extension version, ready to instantiate: its imports resolved once, and for an
+/// http extension the wasi:http proxy's exports looked up once too (the hot path).
 #[derive(Clone)]
 pub struct Prepared {
-    pub pre: ProxyPre<CallState>,
     pub config: ExtensionConfig,
+    pub(crate) instance: InstancePre<CallState>,
+    pub(crate) http: Option<ProxyPre<CallState>>,
 }
 
 pub struct Runtime {
     engine: Engine,
+    /// The server's clock, given to every call.
+    clock: Arc<dyn crate::paging::Clock>,
     linker: Linker<CallState>,
     artifacts: PathBuf,
     prepared: moka::future::Cache<String, Prepared>,
@@ -71,6 +83,9 @@ pub struct Runtime {
     logs: logs::LogWriter,
     stop_ticker: Arc<AtomicBool>,
     pub pooling: bool,
+    /// The flows, told of what extensions do (wired once the flows exist: they need the queue,
+    /// which needs this runtime).
+    triggers: std::sync::OnceLock<Arc<dyn crate::domain::triggers::Triggers>>,
 }
 
 impl Drop for Runtime {
@@ -80,7 +95,7 @@ impl Drop for Runtime {
 }
 
 impl Runtime {
-    pub fn new(data_dir: &Path, settings: RuntimeSettings) -> anyhow::Result<Arc<Runtime>> {
+    pub fn new(data_dir: &Path, settings: RuntimeSettings, clock: Arc<dyn crate::paging::Clock>) -> anyhow::Result<Arc<Runtime>> {
         let (engine, pooling) = engine::build()?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -92,6 +107,7 @@ impl Runtime {
         std::fs::create_dir_all(&artifacts)?;
         Ok(Arc::new(Runtime {
             engine,
+            clock,
             linker,
             artifacts,
             prepared: moka::future::Cache::builder().max_capacity(1000).build(),
@@ -100,7 +116,13 @@ impl Runtime {
             logs: logs::LogWriter::spawn(),
             stop_ticker,
             pooling,
+            triggers: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Lets extensions' achieved events and created recipients start flows.
+    pub fn wire_triggers(&self, triggers: Arc<dyn crate::domain::triggers::Triggers>) {
+        let _ = self.triggers.set(triggers);
     }
 
     /// How many times this process compiled a component (a restart should need none).
@@ -114,11 +136,11 @@ impl Runtime {
 
     /// Checks an uploaded extension (compiling it on the blocking pool) and stores its
     /// precompiled artifact; the error is for the customer.
-    pub async fn validate(self: &Arc<Self>, wasm: Bytes, kind: &str, sha256: &str) -> anyhow::Result<Result<ExtensionConfig, String>> {
-        let (runtime, kind, sha256) = (Arc::clone(self), kind.to_string(), sha256.to_string());
+    pub async fn validate(self: &Arc<Self>, wasm: Bytes, kind: ExtensionKind, sha256: &str) -> anyhow::Result<Result<ExtensionConfig, String>> {
+        let (runtime, sha256) = (Arc::clone(self), sha256.to_string());
         tokio::task::spawn_blocking(move || {
             runtime.compilations.fetch_add(1, Ordering::Relaxed);
-            match validate::validate(&runtime.engine, &runtime.linker, &wasm, &kind) {
+            match validate::validate(&runtime.engine, &runtime.linker, &wasm, kind) {
                 Ok(validated) => {
                     runtime.write_artifact(&sha256, &validated.component)?;
                     Ok(Ok(validated.config))
@@ -174,9 +196,10 @@ impl Runtime {
                 c
             }
         };
-        let bytes_config = config::read(wasm).map_err(anyhow::Error::msg)?;
-        let pre = ProxyPre::new(self.linker.instantiate_pre(&component)?)?;
-        Ok(Prepared { pre, config: bytes_config })
+        let config = config::read(wasm).map_err(anyhow::Error::msg)?;
+        let instance = self.linker.instantiate_pre(&component)?;
+        let http = ProxyPre::new(instance.clone()).ok();
+        Ok(Prepared { config, instance, http })
     }
 
     /// The deadline of a call to an extension with this configuration.
@@ -190,15 +213,21 @@ impl Runtime {
         config.timeout_ms.map(Duration::from_millis).unwrap_or(limit).min(limit)
     }
 
-    /// The prepared http extension `id` (its decoded path under the extensions area, without
-    /// `.wasm`) of the instance; `None` when there is no such http extension.
-    pub async fn http_extension(self: &Arc<Self>, data_dir: &Path, tenant: &Tenant, id: &str) -> anyhow::Result<Option<Prepared>> {
+    /// The prepared extension `id` (its decoded path under the extensions area, without `.wasm`)
+    /// of the instance, if it exists and is of `kind`.
+    pub async fn extension(self: &Arc<Self>, data_dir: &Path, tenant: &Tenant, id: &str, kind: ExtensionKind) -> anyhow::Result<Option<Prepared>> {
         let Ok(rel) = RelPath::parse("extension", &format!("{id}.wasm")) else { return Ok(None) };
         let Some(record) = tenant.db.extension(&rel.as_text()).await? else { return Ok(None) };
-        if record.kind != "http" {
+        if record.kind() != Some(kind) {
             return Ok(None);
         }
         let legacy_file = MediaArea::new(data_dir, tenant.customer_id()).extension(&rel);
         Ok(Some(self.prepare(&record.sha256, &tenant.db, &legacy_file).await?))
+    }
+
+    /// The prepared http extension `id` of the instance; `None` when there is no such http
+    /// extension.
+    pub async fn http_extension(self: &Arc<Self>, data_dir: &Path, tenant: &Tenant, id: &str) -> anyhow::Result<Option<Prepared>> {
+        self.extension(data_dir, tenant, id, ExtensionKind::Http).await
     }
 }

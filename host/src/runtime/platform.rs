@@ -13,11 +13,13 @@ use crate::model::value::parse_iso_timestamp;
 use crate::model::{FieldType, Model, Value};
 use crate::rsql;
 use crate::model::TableDef;
-use crate::store::tenant::{gdt_table, otm_table, EntryOutcome, TableRef};
+use crate::domain::triggers::Happening;
+use crate::domain::{self, DomainError};
+use crate::store::tenant::{EntryOutcome, TableRef};
 use crate::store::StoreError;
 use crate::tenants::Tenant;
 
-mod bindings {
+pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "herald:platform/imports",
@@ -53,18 +55,30 @@ fn from_store(e: StoreError) -> GuestError {
     }
 }
 
+/// The guest's view of a rule's refusal.
+fn from_domain(e: DomainError) -> GuestError {
+    match e {
+        DomainError::NotFound => GuestError::NotFound,
+        DomainError::Invalid(m) => GuestError::Invalid(m),
+        DomainError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
+        DomainError::Conflict(m) => GuestError::Conflict(m),
+        DomainError::Store(e) => from_store(e),
+    }
+}
+
 /// A WIT value as a value of a field of type `ty`.
 fn to_model(ty: FieldType, name: &str, value: WitValue, model: &Model) -> Answer<Value> {
     let wrong = || invalid(format!("field {name} is {}", ty.name()));
-    Ok(match (value, ty) {
+    let value = match (value, ty) {
         (WitValue::Null, _) => Value::Null,
         (WitValue::Text(t), _) => Value::from_text(ty, &t, &model.formats).map_err(|e| invalid(format!("field {name} {e}")))?,
-        (WitValue::Number(n), FieldType::Number) if n.is_finite() => Value::Number(n),
+        (WitValue::Number(n), FieldType::Number) => Value::Number(n),
         (WitValue::Boolean(b), FieldType::Boolean) => Value::Bool(b),
         (WitValue::Date(d), FieldType::Date) => Value::Date(NaiveDate::parse_from_str(&d, "%Y-%m-%d").map_err(|_| wrong())?),
         (WitValue::Timestamp(t), FieldType::Timestamp) => Value::Timestamp(parse_iso_timestamp(&t).ok_or_else(wrong)?),
         _ => return Err(wrong()),
-    })
+    };
+    value.checked().map_err(|e| invalid(format!("field {name} {e}")))
 }
 
 fn to_wit(value: &Value) -> WitValue {
@@ -78,18 +92,13 @@ fn to_wit(value: &Value) -> WitValue {
     }
 }
 
-/// An optional RSQL filter (empty: none) compiled against `selectors`; errors are the guest's.
+/// An optional RSQL filter (blank: none) compiled against `selectors`; errors are the guest's.
 fn condition(filter: &str, selectors: &dyn rsql::Selectors, tenant: &Tenant) -> Answer<Option<rsql::Condition>> {
-    if filter.trim().is_empty() {
-        return Ok(None);
-    }
-    rsql::compile_text(filter, selectors, &tenant.model.formats, tenant.db.dialect()).map(Some).map_err(|e| match e {
-        rsql::FilterError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
-        rsql::FilterError::Invalid(m) => invalid(m),
-    })
+    let text = (!filter.trim().is_empty()).then_some(filter);
+    domain::filter(text, selectors, tenant).map_err(from_domain)
 }
 
-fn person_fields(model: &Model, values: &[Value]) -> Vec<Field> {
+pub fn person_fields(model: &Model, values: &[Value]) -> Vec<Field> {
     model.def.person_data.iter().zip(values).map(|(f, v)| Field { name: f.name.clone(), value: to_wit(v) }).collect()
 }
 
@@ -132,7 +141,8 @@ impl recipients_write::Host for CallState {
     async fn create(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
         let tenant = Arc::clone(&self.tenant);
         let values = person_values(&tenant.model, fields)?;
-        let stored = tenant.db.create_recipient(&tenant.model, values).await.map_err(from_store)?;
+        let stored = domain::recipients::create(&tenant, values).await.map_err(from_domain)?;
+        self.happened(stored.key, Happening::Created).await;
         Ok(person_fields(&tenant.model, &stored.values))
     }
 
@@ -140,41 +150,20 @@ impl recipients_write::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let model = &tenant.model;
         let (index, value) = unique_key(model, &key_field, key)?;
-        let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
-        let mut values = person_values(model, fields)?;
-        let id_index = recipient_id_index(model);
-        if values.iter().any(|(i, v)| *i == id_index && *v != recipient.values[id_index]) {
-            return Err(invalid(format!("the Recipient Id ({}) cannot change", model.def.recipient_id)));
-        }
-        values.retain(|(i, _)| *i != id_index);
-        let stored = tenant.db.update_recipient(model, recipient.key, values).await.map_err(from_store)?;
+        let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
+        let values = person_values(model, fields)?;
+        let stored = domain::recipients::update(&tenant, &recipient, values).await.map_err(from_domain)?;
         Ok(person_fields(model, &stored.values))
     }
 
     async fn upsert(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
         let tenant = Arc::clone(&self.tenant);
-        let (db, model) = (&tenant.db, &tenant.model);
-        let mut values = person_values(model, fields)?;
-        // The Recipient Id first, then any other unique field, names the recipient to update.
-        let id_index = recipient_id_index(model);
-        let mut keys: Vec<&(usize, Value)> = values.iter().filter(|(i, v)| model.def.person_data[*i].unique && !v.is_null()).collect();
-        keys.sort_by_key(|(i, _)| *i != id_index);
-        let mut existing = None;
-        for (i, v) in keys {
-            if let Some(r) = db.find_recipient(model, *i, v).await.map_err(from_store)? {
-                existing = Some(r);
-                break;
-            }
+        let values = person_values(&tenant.model, fields)?;
+        let (stored, created) = domain::recipients::upsert(&tenant, values).await.map_err(from_domain)?;
+        if created {
+            self.happened(stored.key, Happening::Created).await;
         }
-        let stored = match existing {
-            Some(r) => {
-                values.retain(|(i, _)| *i != id_index);
-                db.update_recipient(model, r.key, values).await
-            }
-            None => db.create_recipient(model, values).await,
-        }
-        .map_err(from_store)?;
-        Ok(person_fields(model, &stored.values))
+        Ok(person_fields(&tenant.model, &stored.values))
     }
 
     async fn delete(&mut self, key_field: String, key: WitValue) -> Answer<bool> {
@@ -207,7 +196,7 @@ impl recipients_write::Host for CallState {
                     .collect::<Result<Vec<_>, String>>()
             })
             .collect();
-        let scope = TableRef { sql_name: otm_table(&def.name), def, recipient: Some(recipient.key) };
+        let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = tenant.db.batch_upsert(&scope, entries).await.map_err(from_store)?;
         if let Some(EntryOutcome::Invalid(m)) = outcomes.iter().find(|o| matches!(o, EntryOutcome::Invalid(_))) {
             return Err(invalid(m.clone()));
@@ -223,19 +212,32 @@ impl recipients_write::Host for CallState {
         let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
         let id_field = def.identifier();
         let ids = ids.into_iter().map(|v| to_model(id_field.ty, &id_field.name, v, model).map_err(|e| format!("{e:?}"))).collect();
-        let scope = TableRef { sql_name: otm_table(&def.name), def, recipient: Some(recipient.key) };
+        let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = tenant.db.batch_delete(&scope, ids).await.map_err(from_store)?;
         Ok(outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32)
     }
 
     async fn achieve_event(&mut self, key_field: String, key: WitValue, event: String) -> Answer<()> {
         let tenant = Arc::clone(&self.tenant);
-        if !tenant.model.def.events.iter().any(|e| e.name == event) {
-            return Err(GuestError::NotFound);
-        }
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
-        let r = tenant.db.find_recipient(&tenant.model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
-        tenant.db.achieve_event(r.key, &event, chrono::Utc::now().naive_utc()).await.map_err(from_store)
+        let r = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
+        let now = chrono::DateTime::from_timestamp_millis(self.clock.now_millis()).unwrap_or_default().naive_utc();
+        domain::recipients::achieve_event(&tenant, r.key, &event, now).await.map_err(from_domain)?;
+        self.happened(r.key, Happening::EventAchieved(&event)).await;
+        Ok(())
+    }
+}
+
+impl CallState {
+    /// Starts the flows that `what` triggers, one event further down the chain than this call.
+    fn happened<'a>(&self, key: i64, what: Happening<'a>) -> impl std::future::Future<Output = ()> + Send + 'a {
+        // What the flows need, taken out of the call's state (which is not `Sync`).
+        let (triggers, tenant, depth) = (self.triggers.clone(), Arc::clone(&self.tenant), self.depth + 1);
+        async move {
+            if let Some(triggers) = triggers {
+                triggers.happened(&tenant, key, what, depth).await;
+            }
+        }
     }
 }
 
@@ -243,9 +245,8 @@ fn table_fields(def: &TableDef, values: &[Value]) -> Vec<Field> {
     def.fields.iter().zip(values).map(|(f, v)| Field { name: f.name.clone(), value: to_wit(v) }).collect()
 }
 
-fn gdt<'a>(model: &'a Model, table: &str) -> Answer<TableRef<'a>> {
-    let def = model.def.global_data_table(table).ok_or(GuestError::NotFound)?;
-    Ok(TableRef { sql_name: gdt_table(&def.name), def, recipient: None })
+fn gdt<'a>(tenant: &'a Tenant, table: &str) -> Answer<TableRef<'a>> {
+    domain::tables::global(tenant, table).map_err(from_domain)
 }
 
 fn table_id(model: &Model, def: &TableDef, id: WitValue) -> Answer<Value> {
@@ -256,15 +257,14 @@ fn table_id(model: &Model, def: &TableDef, id: WitValue) -> Answer<Value> {
 impl tables::Host for CallState {
     async fn get(&mut self, table: String, id: WitValue) -> Answer<Option<Vec<Field>>> {
         let tenant = Arc::clone(&self.tenant);
-        let scope = gdt(&tenant.model, &table)?;
+        let scope = gdt(&tenant, &table)?;
         let id = table_id(&tenant.model, scope.def, id)?;
         Ok(tenant.db.record(&scope, &id).await.map_err(from_store)?.map(|r| table_fields(scope.def, &r)))
     }
 
     async fn find(&mut self, table: String, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
         let tenant = Arc::clone(&self.tenant);
-        let model = &tenant.model;
-        let scope = gdt(model, &table)?;
+        let scope = gdt(&tenant, &table)?;
         let condition = condition(&filter, scope.def, &tenant)?;
         let records = tenant.db.records(&scope, condition.as_ref()).await.map_err(from_store)?;
         Ok(records.iter().take(limit.min(MAX_FIND) as usize).map(|r| table_fields(scope.def, r)).collect())
@@ -273,7 +273,7 @@ impl tables::Host for CallState {
     async fn upsert(&mut self, table: String, fields: Vec<Field>) -> Answer<()> {
         let tenant = Arc::clone(&self.tenant);
         let model = &tenant.model;
-        let scope = gdt(model, &table)?;
+        let scope = gdt(&tenant, &table)?;
         let mut values = Vec::with_capacity(fields.len());
         for f in fields {
             let i = scope.def.fields.iter().position(|d| d.name == f.name).ok_or_else(|| invalid(format!("unknown field {table}.{}", f.name)))?;
@@ -285,7 +285,7 @@ impl tables::Host for CallState {
 
     async fn delete(&mut self, table: String, id: WitValue) -> Answer<bool> {
         let tenant = Arc::clone(&self.tenant);
-        let scope = gdt(&tenant.model, &table)?;
+        let scope = gdt(&tenant, &table)?;
         let id = table_id(&tenant.model, scope.def, id)?;
         tenant.db.delete_record(&scope, &id).await.map_err(from_store)
     }
@@ -306,10 +306,7 @@ impl global_data::Host for CallState {
 
     async fn set(&mut self, name: String, value: String) -> Answer<()> {
         let tenant = Arc::clone(&self.tenant);
-        let item = tenant.model.def.global_data_item(&name).ok_or(GuestError::NotFound)?;
-        let parsed = Value::from_text(item.ty, &value, &tenant.model.formats).map_err(|e| invalid(format!("{name} {e}")))?;
-        let stored = (!parsed.is_null()).then(|| parsed.to_text(&tenant.model.formats));
-        tenant.db.set_global_value(&name, stored.as_deref()).await.map_err(from_store)?;
+        domain::global_data::set(&tenant, &name, &value).await.map_err(from_domain)?;
         Ok(())
     }
 }
@@ -336,6 +333,3 @@ fn person_values(model: &Model, fields: Vec<Field>) -> Result<Vec<(usize, Value)
     Ok(values)
 }
 
-fn recipient_id_index(model: &Model) -> usize {
-    model.def.person_data.iter().position(|p| p.name == model.def.recipient_id).expect("validated")
-}

@@ -16,6 +16,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 use super::config::ExtensionConfig;
 use super::engine::MAX_MEMORY_BYTES;
 use super::RuntimeSettings;
+use crate::paging::Clock;
 use crate::tenants::Tenant;
 
 /// The most resources (streams, requests, fields...) one call may hold at once.
@@ -26,10 +27,16 @@ pub const MAX_CAPTURED_OUTPUT: usize = 64 * 1024;
 pub struct CallState {
     /// The instance this call runs for: every platform function acts on it alone.
     pub tenant: Arc<Tenant>,
+    /// The server's clock (events are achieved at its time; tests move it).
+    pub clock: Arc<dyn Clock>,
     /// Messages of the `log` interface, bounded.
     pub log: Vec<String>,
     /// The contextual data of the triggering call (none for http calls).
     pub context: Option<String>,
+    /// Starts the flows that an event achieved or a recipient created by this call triggers.
+    pub triggers: Option<Arc<dyn crate::domain::triggers::Triggers>>,
+    /// How many chained events led to this call (a flow's run depth; 0 outside flows).
+    pub depth: i64,
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
@@ -40,7 +47,7 @@ pub struct CallState {
 }
 
 impl CallState {
-    pub fn new(tenant: Arc<Tenant>, config: &ExtensionConfig, settings: &RuntimeSettings) -> CallState {
+    pub fn new(tenant: Arc<Tenant>, clock: Arc<dyn Clock>, config: &ExtensionConfig, settings: &RuntimeSettings) -> CallState {
         let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let wasi = WasiCtx::builder().stdout(stdout.clone()).stderr(stderr.clone()).build();
@@ -48,8 +55,11 @@ impl CallState {
         table.set_max_capacity(MAX_RESOURCES);
         CallState {
             tenant,
+            clock,
             log: Vec::new(),
             context: None,
+            triggers: None,
+            depth: 0,
             wasi,
             http: WasiHttpCtx::new(),
             table,

@@ -8,14 +8,46 @@ use sqlx::Row;
 use super::db::Dialect;
 use super::{ControlDb, StoreResult};
 
-/// A request accepted for later execution, as the extension will receive it.
+/// Work accepted for later execution.
 #[derive(Debug, Clone)]
 pub struct NewJob {
     pub id: String,
     pub customer_id: String,
     pub extension: String,
     pub accepted_at: i64,
-    pub request: CapturedRequest,
+    pub payload: JobPayload,
+}
+
+/// What a job asks its extension to do. Each kind is stored in a form of its own (`kind`
+/// column): an HTTP request in the request columns, other kinds as JSON in `payload`.
+#[derive(Debug, Clone)]
+pub enum JobPayload {
+    /// A call of an asynchronous http extension, as the extension will receive it.
+    Http(CapturedRequest),
+    /// A flow run's next stretch: JSON that `crate::flows` writes and reads.
+    Flow(String),
+    /// A kind this version of Herald does not know (written by a newer node sharing the
+    /// database): claimed like any other, and failed with that reason.
+    Unsupported(String),
+}
+
+impl JobPayload {
+    pub(super) fn kind(&self) -> &str {
+        match self {
+            JobPayload::Http(_) => "http",
+            JobPayload::Flow(_) => "flow",
+            JobPayload::Unsupported(kind) => kind,
+        }
+    }
+
+    /// The bytes of the request body it stores (for the backlog's bound).
+    pub fn body_len(&self) -> usize {
+        match self {
+            JobPayload::Http(request) => request.body.len(),
+            JobPayload::Flow(json) => json.len(),
+            JobPayload::Unsupported(_) => 0,
+        }
+    }
 }
 
 /// Method, `/{path}?{query}`, headers and body of a call.
@@ -33,7 +65,7 @@ pub struct ClaimedJob {
     pub id: String,
     pub customer_id: String,
     pub extension: String,
-    pub request: CapturedRequest,
+    pub payload: JobPayload,
 }
 
 /// The extension's own response, kept for the status endpoints.
@@ -53,6 +85,12 @@ pub enum JobOutcome {
     /// It trapped, panicked, ran out of memory, never answered, or could not start; the reason
     /// is for the operator.
     Failed(String),
+    /// Work that leaves no response (a flow run's stretch) is over; what it did is recorded
+    /// where it belongs (the run's trace).
+    Ended,
+    /// Over for now: `then` runs once the server's clock reaches `due_at` (a flow's `wait`).
+    /// The job ends and its continuation is stored in one transaction.
+    Continue { then: NewJob, due_at: i64 },
 }
 
 /// A job as the status endpoints see it.
@@ -71,31 +109,49 @@ pub struct JobView {
     pub finished_at: Option<i64>,
 }
 
-const CLAIMED_COLUMNS: &str = "id, customer_id, extension, method, uri, headers, body";
+const CLAIMED_COLUMNS: &str = "id, customer_id, extension, method, uri, headers, body, kind, payload";
 
 impl ControlDb {
     /// Stores accepted jobs in one transaction: when this returns, they survive a crash.
     pub async fn insert_jobs(&self, jobs: &[NewJob]) -> StoreResult<()> {
         let sql = self.db.sql(
-            "INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, method, uri, headers, body)
-             VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
+            "INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, kind, payload, method, uri, headers, body)
+             VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
         );
         let mut tx = self.db.write.begin().await?;
+        let no_request = CapturedRequest::default();
         for job in jobs {
+            // The request columns hold an http job's request (and are empty for other kinds).
+            let (payload, request): (Option<&str>, &CapturedRequest) = match &job.payload {
+                JobPayload::Http(request) => (None, request),
+                JobPayload::Flow(json) => (Some(json), &no_request),
+                JobPayload::Unsupported(_) => (None, &no_request),
+            };
             sqlx::query(&sql)
             .bind(&job.id)
             .bind(&job.customer_id)
             .bind(&job.extension)
             .bind(job.accepted_at)
-            .bind(&job.request.method)
-            .bind(&job.request.uri)
-            .bind(encode_headers(&job.request.headers))
-            .bind(&job.request.body)
+            .bind(job.payload.kind())
+            .bind(payload)
+            .bind(&request.method)
+            .bind(&request.uri)
+            .bind(encode_headers(&request.headers))
+            .bind(&request.body)
             .execute(&mut *tx)
             .await?;
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// The bytes of request bodies an instance has waiting (queued or running jobs).
+    pub async fn pending_bytes(&self, customer_id: &str) -> StoreResult<u64> {
+        let sql = self.db.sql(
+            "SELECT CAST(COALESCE(SUM(LENGTH(body)), 0) AS BIGINT) FROM extension_jobs WHERE state IN ('queued', 'running') AND customer_id = ?",
+        );
+        let bytes: i64 = sqlx::query_scalar(&sql).bind(customer_id).fetch_one(&self.db.read).await?;
+        Ok(bytes.max(0) as u64)
     }
 
     /// The instances that have queued jobs: one index seek per instance (a skip scan of
@@ -154,7 +210,7 @@ impl ControlDb {
     pub async fn finish_jobs(&self, finished: &[(String, JobOutcome, i64)], node: &str) -> StoreResult<()> {
         let sql = self.db.sql(
             "UPDATE extension_jobs SET state = ?, finished_at = ?, response_status = ?, response_headers = ?,
-             response_body = ?, outcome = ?, method = '', uri = '', headers = '[]', body = ?
+             response_body = ?, outcome = ?, method = '', uri = '', headers = '[]', body = ?, payload = NULL
              WHERE id = ? AND state = 'running' AND node = ?",
         );
         let mut conn = self.db.write.acquire().await?;
@@ -166,6 +222,14 @@ impl ControlDb {
                         JobOutcome::Done(r) => ("done", Some(r.status as i64), Some(encode_headers(&r.headers)), Some(r.body.as_slice()), None),
                         JobOutcome::Deadline => ("failed", None, None, None, Some("deadline")),
                         JobOutcome::Failed(reason) => ("failed", None, None, None, Some(reason.as_str())),
+                        JobOutcome::Ended => ("done", None, None, None, None),
+                        JobOutcome::Continue { then, due_at } => {
+                            // Only the run that still holds the job continues it (see below).
+                            if self.job_running_on(&mut tx, id, node).await? {
+                                self.insert_delayed(&mut tx, then, *due_at).await?;
+                            }
+                            ("done", None, None, None, None)
+                        }
                     };
                     sqlx::query(&sql)
                     .bind(state)
@@ -191,7 +255,7 @@ impl ControlDb {
     pub async fn job(&self, id: &str) -> StoreResult<Option<JobView>> {
         let row = sqlx::query(&self.db.sql(
             "SELECT customer_id, state, accepted_at, finished_at, response_status, response_headers, response_body, outcome
-             FROM extension_jobs WHERE id = ?",
+             FROM extension_jobs WHERE id = ? AND kind = 'http'",
         ))
         .bind(id)
         .fetch_optional(&self.db.read)
@@ -249,17 +313,17 @@ fn decode_headers(text: &str) -> StoreResult<Vec<(String, String)>> {
 }
 
 fn decode_claimed(r: &AnyRow) -> StoreResult<ClaimedJob> {
-    Ok(ClaimedJob {
-        id: r.get(0),
-        customer_id: r.get(1),
-        extension: r.get(2),
-        request: CapturedRequest {
+    let payload = match r.try_get::<&str, _>(7)? {
+        "http" => JobPayload::Http(CapturedRequest {
             method: r.get(3),
             uri: r.get(4),
             headers: decode_headers(r.get::<&str, _>(5))?,
             body: r.get(6),
-        },
-    })
+        }),
+        "flow" => JobPayload::Flow(r.get::<Option<String>, _>(8).unwrap_or_default()),
+        other => JobPayload::Unsupported(other.to_string()),
+    };
+    Ok(ClaimedJob { id: r.get(0), customer_id: r.get(1), extension: r.get(2), payload })
 }
 
 type Connection = sqlx::pool::PoolConnection<sqlx::Any>;
@@ -289,4 +353,32 @@ async fn restore<T>(conn: &mut Connection, dialect: Dialect, result: Result<T, s
         return Err(e);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Backend;
+
+    #[tokio::test]
+    async fn payloads_keep_their_kind_and_an_unknown_kind_is_claimed_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
+        let request = CapturedRequest { method: "POST".into(), uri: "/x".into(), headers: vec![("a".into(), "b".into())], body: b"hi".to_vec() };
+        let job = NewJob { id: "1".repeat(32), customer_id: "demo".into(), extension: "e".into(), accepted_at: 1, payload: JobPayload::Http(request) };
+        control.insert_jobs(&[job]).await.unwrap();
+        // A row of a kind a newer node wrote.
+        sqlx::query("INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, kind, payload, method, uri, headers, body) VALUES (?, 'demo', 'e', 'queued', 2, 'flow-step', '{}', '', '', '[]', x'')")
+            .bind("2".repeat(32))
+            .execute(&control.db.write)
+            .await
+            .unwrap();
+        let claimed = control.claim_jobs("demo", 10, 3, "node").await.unwrap();
+        assert_eq!(claimed.len(), 2);
+        match &claimed[0].payload {
+            JobPayload::Http(r) => assert_eq!((r.method.as_str(), r.body.as_slice(), r.headers.len()), ("POST", &b"hi"[..], 1)),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(&claimed[1].payload, JobPayload::Unsupported(kind) if kind == "flow-step"));
+    }
 }

@@ -8,6 +8,7 @@
 
 pub mod control;
 pub mod db;
+pub mod delayed;
 pub mod jobs;
 pub mod nodes;
 pub mod tenant;

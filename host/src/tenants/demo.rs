@@ -1,6 +1,9 @@
 //! The demo instances of the embedded default (shared/spec/demo-instance.md): created on the
 //! first start on an empty store (data directory or database), left as they are afterwards.
 
+use std::path::Path;
+
+use crate::assets::{Kind, MediaArea, RelPath};
 use crate::auth::secret;
 use crate::model::{DefinitionFile, DEMO};
 use crate::store::ControlDb;
@@ -15,9 +18,13 @@ pub const DEMO_CREDENTIALS: [(&str, &str, &str, &str); 3] = [
 
 const CREATED_FLAG: &str = "demo_created";
 
+/// The committed template `welcome` of the demo instances, which their flow WELCOME_MAIL sends.
+/// Its placeholders are Jinja's: the recipient's Person Data, Global Data and the contextual data.
+const WELCOME_TEMPLATE: &str = "<html><body>\n<h1>Welcome{% if recipient.FIRST_NAME %}, {{ recipient.FIRST_NAME }}{% endif %}!</h1>\n<p>{{ global.CAMPAIGN_NAME }} is on: see you soon.</p>\n</body></html>\n";
+
 /// Creates the demo instances and credentials unless they were created before. Returns whether
 /// demo mode is on (the demo was created now or earlier).
-pub async fn ensure(control: &ControlDb) -> anyhow::Result<bool> {
+pub async fn ensure(control: &ControlDb, data_dir: &Path) -> anyhow::Result<bool> {
     if control.setting(CREATED_FLAG).await?.is_some() {
         return Ok(true);
     }
@@ -36,8 +43,22 @@ pub async fn ensure(control: &ControlDb) -> anyhow::Result<bool> {
             }
         }
     }
+    for settings in &file.instances {
+        write_welcome(&MediaArea::new(data_dir, &settings.customer_id)).await?;
+    }
     control.setting_or_insert(CREATED_FLAG, "true").await?;
     Ok(true)
+}
+
+/// The template `welcome.html`, as a working copy and committed.
+async fn write_welcome(media: &MediaArea) -> anyhow::Result<()> {
+    let path = RelPath::parse("template", "welcome.html").map_err(anyhow::Error::msg)?;
+    for target in [media.path(Kind::Templates, &path), media.committed_template(&path)] {
+        let temp = media.temp_path().await?;
+        tokio::fs::write(temp.path(), WELCOME_TEMPLATE).await?;
+        temp.replace(&target).await?;
+    }
+    Ok(())
 }
 
 /// The start-up banner of demo mode (printed to stdout, not to the log).

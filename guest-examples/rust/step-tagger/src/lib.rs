@@ -7,7 +7,7 @@ struct Tagger;
 
 impl Step for Tagger {
     fn run(recipient: Record, _context: Option<serde_json::Value>) -> Result<(), String> {
-        let id = recipient.text("USER_ID").ok_or("no USER_ID")?;
+        let id = recipient.number("USER_ID").ok_or("no USER_ID")?;
         recipients::update("USER_ID", id, Record::new().with("COUNTRY", "FR")).map_err(|e| e.to_string())?;
         Ok(())
     }

@@ -16,10 +16,8 @@ use super::{io_fault, media, stored, ListQuery};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::ApiContext;
+use crate::runtime::ExtensionKind;
 use crate::store::tenant::ExtensionRecord;
-
-/// The extension types of the spec.
-pub const TYPES: [&str; 5] = ["step", "condition", "http", "monitor", "authheader"];
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new()
@@ -27,11 +25,12 @@ pub(super) fn router() -> Router<ApiContext> {
         .route("/assets/extensions/list", get(list_extensions))
 }
 
-fn checked_type(kind: Option<&str>) -> ApiResult<Option<String>> {
+fn checked_type(kind: Option<&str>) -> ApiResult<Option<ExtensionKind>> {
     match kind {
         None => Ok(None),
-        Some(k) if TYPES.contains(&k) => Ok(Some(k.to_string())),
-        Some(k) => Err(ApiError::bad(format!("unknown extension type '{k}' (one of {})", TYPES.join(", ")))),
+        Some(k) => ExtensionKind::parse(k)
+            .map(Some)
+            .ok_or_else(|| ApiError::bad(format!("unknown extension type '{k}' (one of {})", ExtensionKind::names()))),
     }
 }
 
@@ -45,21 +44,24 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     let existing = tenant.db.extension(&path.as_text()).await?;
     let kind = match (replace, &existing, kind) {
         (false, Some(_), _) => return Err(ApiError::Conflict(format!("extension {} exists; PUT replaces it", path.as_text()))),
-        (false, None, None) => return Err(ApiError::bad(format!("the form needs a 'type' ({})", TYPES.join(", ")))),
+        (false, None, None) => return Err(ApiError::bad(format!("the form needs a 'type' ({})", ExtensionKind::names()))),
         (false, None, Some(k)) => k,
         (true, None, _) => return Err(ApiError::NotFound),
-        (true, Some(e), k) => k.unwrap_or_else(|| e.kind.clone()),
+        (true, Some(e), k) => match k.or(e.kind()) {
+            Some(k) => k,
+            None => return Err(ApiError::Internal(anyhow::anyhow!("extension {} has an unknown stored type '{}'", path.as_text(), e.kind))),
+        },
     };
     // The component is compiled and checked before it is stored; its precompiled artifact is
     // kept by content hash, so the first call (after a restart too) does not compile. It goes
     // into the instance's database too, where every node finds it; the file in the media area
     // is this node's copy.
     let content = axum::body::Bytes::from(tokio::fs::read(file.temp.path()).await.map_err(io_fault)?);
-    match ctx.runtime.validate(content.clone(), &kind, &file.sha256).await? {
+    match ctx.runtime.validate(content.clone(), kind, &file.sha256).await? {
         Ok(_config) => {}
         Err(message) => return Err(ApiError::BadRequest(message)),
     }
-    let record = ExtensionRecord { path: path.as_text(), kind, size: file.size, sha256: file.sha256.clone() };
+    let record = ExtensionRecord { path: path.as_text(), kind: kind.name().to_string(), size: file.size, sha256: file.sha256.clone() };
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record, &content).await?;
     let mut body = stored("extensions", &path, record.size);

@@ -103,11 +103,17 @@ async fn put_template(State(ctx): State<ApiContext>, caller: PublicCaller, form:
 }
 
 /// The templates that reference a resource, or an empty list.
-pub(crate) async fn resource_referrers(media: crate::assets::MediaArea, path: &RelPath) -> ApiResult<Vec<String>> {
+/// 409 naming the templates that reference `resources/<path>`, if any do (a referenced resource
+/// cannot be deleted or moved away, through the API or WebDAV).
+pub(crate) async fn refuse_if_referenced(media: crate::assets::MediaArea, path: &RelPath) -> ApiResult<()> {
     let needle = format!("resources/{}", path.as_text());
-    tokio::task::spawn_blocking(move || references::referrers(&media, &needle, None))
+    let referrers = tokio::task::spawn_blocking(move || references::referrers(&media, &needle, None))
         .await
-        .map_err(|e| ApiError::Internal(e.into()))
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    if referrers.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::Conflict(format!("resources/{} is referenced by templates/{}", path.as_text(), referrers.join(", templates/"))))
 }
 
 async fn delete_resource(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<StatusCode> {
@@ -120,14 +126,7 @@ async fn delete_resource(State(ctx): State<ApiContext>, caller: PublicCaller, fo
         Ok(_) => {}
         Err(_) => return Err(ApiError::NotFound),
     }
-    let referrers = resource_referrers(media.clone(), &path).await?;
-    if !referrers.is_empty() {
-        return Err(ApiError::Conflict(format!(
-            "resources/{} is referenced by templates/{}",
-            path.as_text(),
-            referrers.join(", templates/")
-        )));
-    }
+    refuse_if_referenced(media.clone(), &path).await?;
     tokio::fs::remove_file(&target).await.map_err(io_fault)?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -137,7 +136,7 @@ async fn delete_resource(State(ctx): State<ApiContext>, caller: PublicCaller, fo
 async fn template_method(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
-    axum::extract::Path(method): axum::extract::Path<String>,
+    crate::http::extract::AppPath(method): crate::http::extract::AppPath<String>,
     form: Form,
 ) -> ApiResult<Json<Json_>> {
     if method != ":commit" {

@@ -15,8 +15,8 @@ mod contexts;
 mod extensions;
 mod files;
 
-pub(super) use files::resource_referrers;
-mod upload;
+pub(super) use files::refuse_if_referenced;
+pub(super) mod upload;
 mod webapps;
 
 use axum::Router;
@@ -32,8 +32,9 @@ pub(super) fn router() -> Router<ApiContext> {
     Router::new().merge(files::router()).merge(contexts::router()).merge(webapps::router()).merge(extensions::router())
 }
 
+/// The instance's media area, its writes held to the operator's quota.
 pub(super) fn media(ctx: &ApiContext, tenant: &Tenant) -> MediaArea {
-    MediaArea::new(&ctx.data_dir, tenant.customer_id())
+    MediaArea::new(&ctx.data_dir, tenant.customer_id()).with_quota(ctx.media_quota)
 }
 
 #[derive(Deserialize)]

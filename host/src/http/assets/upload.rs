@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use crate::assets::names::RelPath;
+use crate::assets::quota::{full_message, Budget};
 use crate::assets::{MediaArea, TempPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::MAX_PAYLOAD_BYTES;
@@ -114,20 +115,38 @@ async fn text(mut field: Field<'_>) -> ApiResult<String> {
     String::from_utf8(bytes).map_err(|_| ApiError::bad("a text field is not UTF-8"))
 }
 
-async fn stream_to_temp(media: &MediaArea, name: String, mut field: Field<'_>) -> ApiResult<Uploaded> {
+async fn stream_to_temp(media: &MediaArea, name: String, field: Field<'_>) -> ApiResult<Uploaded> {
+    let budget = Budget::for_write(media, MAX_PAYLOAD_BYTES as u64).await.map_err(|e| ApiError::Internal(e.into()))?;
     let temp = media.temp_path().await.map_err(|e| ApiError::Internal(e.into()))?;
+    let (size, sha256) = write_limited(media, &temp, field, budget, field_error).await?;
+    Ok(Uploaded { name, temp, size, sha256 })
+}
+
+/// Writes `chunks` to `temp`, at most `budget` bytes (the payload limit, or the room the media
+/// quota leaves: 413 either way, with the quota's message for the latter), hashing on the way and
+/// synced to disk before it returns. `read_error` turns a failure of the client's body into the
+/// client's error.
+pub(crate) async fn write_limited<E>(
+    media: &MediaArea,
+    temp: &TempPath,
+    chunks: impl futures_util::Stream<Item = Result<axum::body::Bytes, E>>,
+    budget: Budget,
+    read_error: impl Fn(E) -> ApiError,
+) -> ApiResult<(u64, String)> {
+    use futures_util::StreamExt;
     let mut out = tokio::fs::File::create(temp.path()).await.map_err(|e| ApiError::Internal(e.into()))?;
     let mut hash = Sha256::new();
     let mut size = 0u64;
-    while let Some(chunk) = field.chunk().await.map_err(field_error)? {
+    futures_util::pin_mut!(chunks);
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(&read_error)?;
         size += chunk.len() as u64;
-        if size > MAX_PAYLOAD_BYTES as u64 {
-            return Err(ApiError::PayloadTooLarge);
+        if size > budget.bytes {
+            return Err(if budget.by_quota { ApiError::quota_exceeded(full_message(media)) } else { ApiError::PayloadTooLarge });
         }
         hash.update(&chunk);
         out.write_all(&chunk).await.map_err(|e| ApiError::Internal(e.into()))?;
     }
     out.sync_all().await.map_err(|e| ApiError::Internal(e.into()))?;
-    let sha256 = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(Uploaded { name, temp, size, sha256 })
+    Ok((size, hash.finalize().iter().map(|b| format!("{b:02x}")).collect()))
 }

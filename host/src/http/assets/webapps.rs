@@ -10,6 +10,7 @@ use serde_json::{json, Value as Json_};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, ListQuery};
+use crate::assets::quota::{full_message, Budget};
 use crate::assets::webapps::{self, Refusal};
 use crate::assets::{list, Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
@@ -34,12 +35,15 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
         return Err(ApiError::bad("a webapp is uploaded as a .zip archive"));
     }
     let expanded = media.temp_path().await.map_err(io_fault)?;
+    let budget = Budget::for_write(&media, webapps::MAX_EXPANDED_BYTES).await.map_err(io_fault)?;
     let (archive, dest) = (file.temp.path().to_path_buf(), expanded.path().to_path_buf());
-    let name = tokio::task::spawn_blocking(move || webapps::extract(&archive, &dest))
+    let name = tokio::task::spawn_blocking(move || webapps::extract(&archive, &dest, budget.bytes))
         .await
         .map_err(|e| ApiError::Internal(e.into()))?
         .map_err(|r| match r {
             Refusal::Invalid(m) => ApiError::BadRequest(m),
+            Refusal::TooLarge if budget.by_quota => ApiError::quota_exceeded(full_message(&media)),
+            Refusal::TooLarge => ApiError::bad(format!("the archive expands to more than {} bytes", webapps::MAX_EXPANDED_BYTES)),
             Refusal::Io(e) => io_fault(e),
         })?;
     let target = media.path(Kind::Webapps, &RelPath::root().join(&name));

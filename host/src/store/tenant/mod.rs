@@ -2,18 +2,24 @@
 //! from its model.
 
 mod codec;
+mod communications;
 mod extensions;
+mod flow_runs;
+mod flows;
 mod global_data;
 mod paging;
 mod records;
 mod recipients;
 mod schema;
 
+pub use communications::Communication;
 pub use extensions::{ExecutionLog, ExtensionRecord};
+pub use flow_runs::{FlowRun, NewFlowRun, RunProgress, RunState};
+pub use flows::StoredFlow;
 pub use global_data::GlobalValue;
 pub use paging::DocumentInfo;
 pub use records::{EntryOutcome, Record, TableRef, Upserted};
-pub use recipients::{Communication, EventRecord, Recipient};
+pub use recipients::{EventRecord, Recipient};
 pub use schema::{gdt_table, otm_table};
 
 use super::db::Db;

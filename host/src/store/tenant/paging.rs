@@ -7,7 +7,7 @@ use sqlx::Row;
 
 use super::codec::bind_all;
 use super::TenantDb;
-use crate::paging::{expires_at, keys};
+use crate::paging::{expires_at, keys, MAX_LIVE_DOCUMENTS};
 use crate::rsql::Condition;
 use crate::store::db::Db;
 use crate::store::{StoreError, StoreResult};
@@ -34,6 +34,10 @@ impl TenantDb {
         let mut tx = self.db.write.begin().await?;
         // Expired documents of this instance go first, so they never pile up.
         sqlx::query(&self.db.sql("DELETE FROM _paging_documents WHERE expires_at <= ?")).bind(now).execute(&mut *tx).await?;
+        // So do the oldest beyond the bound of live documents, this one counted.
+        let evict = "DELETE FROM _paging_documents WHERE id IN \
+            (SELECT id FROM _paging_documents ORDER BY created_at DESC, id LIMIT ? OFFSET ?)";
+        sqlx::query(&self.db.sql(evict)).bind(i64::MAX).bind(MAX_LIVE_DOCUMENTS - 1).execute(&mut *tx).await?;
         sqlx::query(&self.db.sql("INSERT INTO _paging_documents (id, size, created_at, expires_at) VALUES (?, 0, ?, ?)"))
             .bind(id)
             .bind(now)

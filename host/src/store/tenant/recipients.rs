@@ -8,6 +8,7 @@ use sqlx::Row;
 use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
 use super::schema::insertion_order;
 use super::{conflict_on_unique, select_list, TenantDb};
+use crate::model::value::MAX_EXACT_NUMBER;
 use crate::model::{column, FieldType, Model, Value};
 use crate::rsql::{Condition, Dialect};
 use crate::store::{StoreError, StoreResult};
@@ -23,13 +24,6 @@ pub struct Recipient {
 pub struct EventRecord {
     pub event: String,
     pub achieved_at: NaiveDateTime,
-}
-
-#[derive(Debug, Clone)]
-pub struct Communication {
-    pub channel: String,
-    pub subject: Option<String>,
-    pub sent_at: NaiveDateTime,
 }
 
 /// A field index into the model's Person Data and the value to store.
@@ -118,7 +112,8 @@ impl TenantDb {
 
     /// Creates a recipient. A NUMBER Recipient Id left empty gets the next free number.
     pub async fn create_recipient(&self, model: &Model, mut values: Vec<Assignment>) -> StoreResult<Recipient> {
-        let id_index = model.def.person_data.iter().position(|f| f.name == model.def.recipient_id).expect("validated");
+        check_indexed(model, &values)?;
+        let id_index = model.def.recipient_id_index();
         let id_field = &model.def.person_data[id_index];
         let mut tx = self.db.write.begin().await?;
         let has_id = values.iter().any(|(i, v)| *i == id_index && !v.is_null());
@@ -131,10 +126,24 @@ impl TenantDb {
                 // SQLite has a single writer. Readers are not blocked.
                 sqlx::query("LOCK TABLE recipients IN SHARE ROW EXCLUSIVE MODE").execute(&mut *tx).await?;
             }
-            let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS BIGINT) + 1 FROM recipients", column(&id_field.name));
-            let next: i64 = sqlx::query(&sql).fetch_one(&mut *tx).await?.get(0);
+            let next = next_recipient_id(largest_id(&mut tx, &id_field.name).await?).ok_or_else(|| {
+                StoreError::Conflict(format!(
+                    "no Recipient Id is free above the largest one ({}): give {} explicitly",
+                    MAX_EXACT_NUMBER as i64, id_field.name
+                ))
+            })?;
             values.retain(|(i, _)| *i != id_index);
-            values.push((id_index, Value::Number(next as f64)));
+            values.push((id_index, Value::Number(next)));
+        } else if id_field.ty == FieldType::Number {
+            let id = values.iter().find(|(i, _)| *i == id_index).map(|(_, v)| v);
+            if let Some(Value::Number(n)) = id {
+                if !is_recipient_number(*n) {
+                    return Err(StoreError::Invalid(format!(
+                        "the Recipient Id {} must be a whole number from 1 to {}",
+                        id_field.name, MAX_EXACT_NUMBER as i64
+                    )));
+                }
+            }
         }
         let names: Vec<String> = values.iter().map(|(i, _)| column(&model.def.person_data[*i].name)).collect();
         let sql = if names.is_empty() {
@@ -157,6 +166,7 @@ impl TenantDb {
 
     /// Sets the given fields of recipient `key`; other fields keep their values.
     pub async fn update_recipient(&self, model: &Model, key: i64, values: Vec<Assignment>) -> StoreResult<Recipient> {
+        check_indexed(model, &values)?;
         if !values.is_empty() {
             let sets: Vec<String> =
                 values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
@@ -218,20 +228,36 @@ impl TenantDb {
             })
             .collect()
     }
+}
 
-    pub async fn communications(&self, key: i64) -> StoreResult<Vec<Communication>> {
-        let sql = format!(
-            "SELECT channel, subject, sent_at FROM _communications WHERE _recipient = ? ORDER BY sent_at, {}",
-            insertion_order(self.db.dialect)
-        );
-        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(&self.db.read).await?;
-        rows.iter()
-            .map(|r| {
-                let Value::Timestamp(sent_at) = decode(r, 2, FieldType::Timestamp)? else { unreachable!("not null") };
-                Ok(Communication { channel: r.get(0), subject: r.get(1), sent_at })
-            })
-            .collect()
+/// Every Person Data field but a BOOLEAN is indexed (range filters, unique values): its text
+/// must fit an index entry.
+fn check_indexed(model: &Model, values: &[Assignment]) -> StoreResult<()> {
+    for (i, v) in values {
+        v.check_indexed().map_err(|e| StoreError::Invalid(format!("Person Data field {} {e}", model.def.person_data[*i].name)))?;
     }
+    Ok(())
+}
+
+/// Whether `n` may be a NUMBER Recipient Id: a whole number from 1 to 2^53 − 1, so that the next
+/// one is exact and every client reads it back as the same number.
+fn is_recipient_number(n: f64) -> bool {
+    n.fract() == 0.0 && (1.0..=MAX_EXACT_NUMBER).contains(&n)
+}
+
+/// The number after the largest NUMBER Recipient Id (1 for none); `None` when that would leave the
+/// exact range. Ids stored before the range was enforced may be fractional or huge: the next is
+/// still above them, or there is none.
+fn next_recipient_id(largest: f64) -> Option<f64> {
+    let next = largest.max(0.0).floor() + 1.0;
+    (next <= MAX_EXACT_NUMBER).then_some(next)
+}
+
+/// The largest value of the NUMBER column `field` (0 for none), read as the double it is stored
+/// as: a cast to an integer type would overflow for values beyond 2^63.
+async fn largest_id(conn: &mut sqlx::AnyConnection, field: &str) -> StoreResult<f64> {
+    let sql = format!("SELECT MAX({}) FROM recipients", column(field));
+    Ok(sqlx::query(&sql).fetch_one(&mut *conn).await?.try_get::<Option<f64>, _>(0)?.unwrap_or(0.0))
 }
 
 impl TenantDb {
@@ -241,9 +267,8 @@ impl TenantDb {
         if id.ty != FieldType::Number {
             return Ok(0);
         }
-        let sql = format!("SELECT CAST(COALESCE(MAX({}), 0) AS BIGINT) FROM recipients", column(&id.name));
-        let max: i64 = sqlx::query(&sql).fetch_one(&self.db.read).await?.get(0);
-        Ok(max.max(0) as u64)
+        let mut conn = self.db.read.acquire().await?;
+        Ok(largest_id(&mut conn, &id.name).await?.max(0.0) as u64)
     }
 
     /// Inserts complete rows (every Person Data field, in model order) in one transaction, with

@@ -82,11 +82,14 @@ impl TableRef<'_> {
 
 fn identifier_of(t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Value> {
     let id_index = t.id_index();
-    values
+    let name = &t.def.identifier().name;
+    let id = values
         .iter()
         .find(|(i, v)| *i == id_index && !v.is_null())
         .map(|(_, v)| v.clone())
-        .ok_or_else(|| StoreError::Invalid(format!("the identifier field {} is required", t.def.identifier().name)))
+        .ok_or_else(|| StoreError::Invalid(format!("the identifier field {name} is required")))?;
+    id.check_indexed().map_err(|e| StoreError::Invalid(format!("the identifier field {name} {e}")))?;
+    Ok(id)
 }
 
 impl TenantDb {

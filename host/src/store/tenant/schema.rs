@@ -47,6 +47,22 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
     // version 5: the components themselves, by content hash, so that any process sharing the
     // database can serve an extension uploaded through another
     "CREATE TABLE _extension_blobs (sha256 TEXT PRIMARY KEY, content BLOB NOT NULL);",
+    // version 6: flows the instance's people define through the API (the operator's are in the
+    // model), as JSON, with a version that goes up with every change
+    "CREATE TABLE _flows (name TEXT PRIMARY KEY, definition TEXT NOT NULL, version INTEGER NOT NULL, updated_at INTEGER NOT NULL);",
+    // version 7: flow runs (one per flow and recipient triggered, with the flow as it was when
+    // the run started and its trace), and what a flow's `send` wrote to the communication history
+    "CREATE TABLE _flow_runs (
+         id TEXT PRIMARY KEY, flow TEXT NOT NULL, version INTEGER NOT NULL, definition TEXT NOT NULL,
+         _recipient INTEGER NOT NULL REFERENCES recipients(_id) ON DELETE CASCADE,
+         trigger TEXT NOT NULL, depth INTEGER NOT NULL, state TEXT NOT NULL, position TEXT NOT NULL,
+         started_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, resume_at INTEGER, outcome TEXT,
+         trace TEXT NOT NULL);
+     CREATE INDEX _flow_runs_by_flow ON _flow_runs(flow, _recipient, started_at);
+     CREATE INDEX _flow_runs_by_recipient ON _flow_runs(_recipient);
+     ALTER TABLE _communications ADD COLUMN template TEXT;
+     ALTER TABLE _communications ADD COLUMN flow TEXT;
+     ALTER TABLE _communications ADD COLUMN content TEXT;",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -81,6 +97,18 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
          stdout TEXT COLLATE \"C\" NOT NULL, stderr TEXT COLLATE \"C\" NOT NULL);
      CREATE INDEX _extension_logs_by_extension ON _extension_logs(extension, id);",
     "CREATE TABLE _extension_blobs (sha256 TEXT COLLATE \"C\" PRIMARY KEY, content BYTEA NOT NULL);",
+    "CREATE TABLE _flows (name TEXT COLLATE \"C\" PRIMARY KEY, definition TEXT COLLATE \"C\" NOT NULL, version BIGINT NOT NULL, updated_at BIGINT NOT NULL);",
+    "CREATE TABLE _flow_runs (
+         id TEXT COLLATE \"C\" PRIMARY KEY, flow TEXT COLLATE \"C\" NOT NULL, version BIGINT NOT NULL, definition TEXT NOT NULL,
+         _recipient BIGINT NOT NULL REFERENCES recipients(_id) ON DELETE CASCADE,
+         trigger TEXT NOT NULL, depth BIGINT NOT NULL, state TEXT COLLATE \"C\" NOT NULL, position TEXT NOT NULL,
+         started_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, resume_at BIGINT, outcome TEXT,
+         trace TEXT NOT NULL);
+     CREATE INDEX _flow_runs_by_flow ON _flow_runs(flow, _recipient, started_at);
+     CREATE INDEX _flow_runs_by_recipient ON _flow_runs(_recipient);
+     ALTER TABLE _communications ADD COLUMN template TEXT COLLATE \"C\";
+     ALTER TABLE _communications ADD COLUMN flow TEXT COLLATE \"C\";
+     ALTER TABLE _communications ADD COLUMN content TEXT;",
 ];
 
 /// The column that keeps insertion order where no other column does.

@@ -1,0 +1,16 @@
+-- A job's payload is not only an HTTP request: `kind` says what it is ('http': method, uri,
+-- headers and body hold the request; other kinds, such as flow steps and monitor runs, keep
+-- their own payload as JSON in `payload`).
+ALTER TABLE extension_jobs ADD COLUMN kind TEXT NOT NULL DEFAULT 'http';
+ALTER TABLE extension_jobs ADD COLUMN payload TEXT;
+-- Jobs due later (a flow run's `wait`): kept apart from the queue, so that the dispatcher's
+-- skip scan of queued work never meets them, and moved into `extension_jobs` once due.
+CREATE TABLE delayed_jobs (
+    id          TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    customer_id TEXT COLLATE "C" NOT NULL,
+    extension   TEXT COLLATE "C" NOT NULL,
+    kind        TEXT COLLATE "C" NOT NULL,
+    payload     TEXT COLLATE "C",
+    due_at      BIGINT NOT NULL
+);
+CREATE INDEX delayed_jobs_due ON delayed_jobs(due_at);

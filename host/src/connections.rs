@@ -1,0 +1,189 @@
+//! Accepting and serving connections, with the bounds that keep a slow or hostile client from
+//! holding the server's sockets:
+//!
+//! - a connection that has not sent a complete request head within `header_timeout` is closed:
+//!   a client that sends half its headers (slowloris), one that sends nothing, and an idle
+//!   keep-alive connection between requests (the deadline runs from the moment the server waits
+//!   for a head and is not extended by trickled bytes);
+//! - a request body that makes no progress for `body_timeout` fails the request (400) and closes
+//!   the connection;
+//! - at most `max_connections` connections are open at once per listener; past that the server
+//!   stops accepting until one closes (the kernel's backlog holds the newcomers), so file
+//!   descriptors never run out;
+//! - an answer given before its request body was read to the end (an extension that ignored a
+//!   large body, a refusal before the upload was read) says `Connection: close`, and the
+//!   connection is closed after it rather than left with unread bytes that a client reusing it
+//!   would trip over.
+//!
+//! Connections speak HTTP/1.1. Stopping stops accepting and lets the requests under way finish
+//! (graceful shutdown).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{header, HeaderValue, Request, Response, Version};
+use axum::Router;
+use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tower::ServiceExt;
+use tower_http::timeout::TimeoutBody;
+
+/// The bounds of every listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionSettings {
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionSettings {
+    fn default() -> ConnectionSettings {
+        ConnectionSettings {
+            header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 4096,
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `stop` turns true, then waits for the connections' requests
+/// under way.
+pub async fn serve(listener: TcpListener, app: Router, settings: ConnectionSettings, mut stop: watch::Receiver<bool>) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    // HTTP/1.1 only: detecting HTTP/2's preface reads the connection's first bytes before any
+    // deadline runs, so a silent client would be kept forever. Clients of a plain-HTTP API speak
+    // HTTP/1.1 (HTTP/2 without TLS needs prior knowledge, which no browser uses).
+    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(settings.header_timeout);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            _ = stopped(&mut stop) => break,
+        };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stopped(&mut stop) => break,
+        };
+        let (stream, addr) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Per-connection failures (reset before accept) and a full descriptor table
+                // (EMFILE) both pass; the pause keeps the latter from spinning.
+                tracing::debug!(error = %e, "accepting a connection failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // Without TCP_NODELAY, an answer whose body is written after its head (an extension's
+        // streamed body) waits for the client's delayed ACK: about 40 ms (Nagle's algorithm).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set on a connection");
+        }
+        let service = PerRequest { app: app.clone(), addr, body_timeout: settings.body_timeout };
+        let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service)).into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "a connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// Resolves once `stop` is true (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// What each request of a connection goes through before the router: the peer's address (for the
+/// per-address limits), the body's inactivity deadline, and the `Connection: close` of an answer
+/// given before its body was read.
+#[derive(Clone)]
+struct PerRequest {
+    app: Router,
+    addr: SocketAddr,
+    body_timeout: Duration,
+}
+
+impl tower::Service<Request<Incoming>> for PerRequest {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(ConnectInfo(self.addr));
+        let http1 = parts.version <= Version::HTTP_11;
+        // Most calls have no body: they need neither a deadline (a timer each) nor tracking.
+        let unread = (!body.is_end_stream()).then(|| Arc::new(AtomicBool::new(true)));
+        let body = match &unread {
+            Some(flag) => Body::new(ReadToEnd { inner: TimeoutBody::new(self.body_timeout, body), unread: flag.clone() }),
+            None => Body::new(body),
+        };
+        let answer = self.app.clone().oneshot(Request::from_parts(parts, body));
+        Box::pin(async move {
+            let mut response = answer.await?;
+            if http1 && unread.is_some_and(|flag| flag.load(Ordering::Acquire)) {
+                response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            Ok(response)
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request body that notes when it has been read to its end.
+    struct ReadToEnd<B> {
+        #[pin]
+        inner: B,
+        unread: Arc<AtomicBool>,
+    }
+}
+
+impl<B: HttpBody> HttpBody for ReadToEnd<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
+        let mut this = self.project();
+        let frame = this.inner.as_mut().poll_frame(cx);
+        // Some readers stop when the body says it is at its end, without asking for the `None`.
+        if matches!(frame, Poll::Ready(None)) || this.inner.is_end_stream() {
+            this.unread.store(false, Ordering::Release);
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,61 @@
+//! Recipients: update, upsert and events, with their rules.
+
+use chrono::NaiveDateTime;
+
+use super::{DomainError, DomainResult};
+use crate::model::Value;
+use crate::store::tenant::Recipient;
+use crate::tenants::Tenant;
+
+/// (Person Data field index, value) pairs.
+pub type Assignment = (usize, Value);
+
+/// The recipient whose field `field` holds `value` (a unique field).
+pub async fn find(tenant: &Tenant, field: usize, value: &Value) -> DomainResult<Option<Recipient>> {
+    Ok(tenant.db.find_recipient(&tenant.model, field, value).await?)
+}
+
+/// Sets `values` on `existing`. Its Recipient Id cannot change: sending the same one is fine,
+/// another is a conflict.
+pub async fn update(tenant: &Tenant, existing: &Recipient, mut values: Vec<Assignment>) -> DomainResult<Recipient> {
+    let model = &tenant.model;
+    let id_index = model.def.recipient_id_index();
+    if values.iter().any(|(i, v)| *i == id_index && *v != existing.values[id_index]) {
+        return Err(DomainError::Conflict(format!(
+            "the Recipient Id ({}) of an existing recipient cannot be changed",
+            model.def.recipient_id
+        )));
+    }
+    values.retain(|(i, _)| *i != id_index);
+    Ok(tenant.db.update_recipient(model, existing.key, values).await?)
+}
+
+/// Creates a recipient (a NUMBER Recipient Id left empty gets the next free number).
+pub async fn create(tenant: &Tenant, values: Vec<Assignment>) -> DomainResult<Recipient> {
+    Ok(tenant.db.create_recipient(&tenant.model, values).await?)
+}
+
+/// Updates the recipient that `values` name, or creates it: the Recipient Id names it, or failing
+/// that the first unique field present that matches one. Returns the recipient and whether it
+/// was created.
+pub async fn upsert(tenant: &Tenant, values: Vec<Assignment>) -> DomainResult<(Recipient, bool)> {
+    let model = &tenant.model;
+    let id_index = model.def.recipient_id_index();
+    let mut keys: Vec<&Assignment> = values.iter().filter(|(i, v)| model.def.person_data[*i].unique && !v.is_null()).collect();
+    keys.sort_by_key(|(i, _)| *i != id_index);
+    for (i, v) in keys {
+        if let Some(existing) = find(tenant, *i, v).await? {
+            return Ok((update(tenant, &existing, values).await?, false));
+        }
+    }
+    Ok((create(tenant, values).await?, true))
+}
+
+/// Records that recipient `key` achieved `event` at `now` (the server's clock). The event must be
+/// one the instance defines.
+pub async fn achieve_event(tenant: &Tenant, key: i64, event: &str, now: NaiveDateTime) -> DomainResult<()> {
+    if !tenant.model.def.events.iter().any(|e| e.name == event) {
+        return Err(DomainError::NotFound);
+    }
+    Ok(tenant.db.achieve_event(key, event, now).await?)
+}

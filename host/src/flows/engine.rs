@@ -1,0 +1,133 @@
+//! Starting flow runs. Something happens to a recipient (an event achieved through the API or by
+//! an extension, a recipient created); every flow that it triggers gets a run: a row in the
+//! instance's `_flow_runs` (the flow as it is now, which the run follows to its end) and a job in
+//! the control plane's queue, which carries the run's contextual data and is claimed fairly
+//! between instances like any asynchronous execution (`runner` runs it).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use super::context::Context;
+use super::InstanceFlow;
+use crate::domain::triggers::{Happening, Triggers, MAX_CHAIN_DEPTH};
+use crate::paging::Clock;
+use crate::queue::{Enqueued, Queue};
+use crate::runtime::Runtime;
+use crate::store::jobs::JobPayload;
+use crate::store::tenant::{NewFlowRun, RunProgress, RunState};
+use crate::store::StoreResult;
+use crate::tenants::{Tenant, Tenants};
+
+/// What runs flows: the instances, the runtime for their extensions, the queue for their jobs.
+pub struct FlowEngine {
+    pub tenants: Arc<Tenants>,
+    pub runtime: Arc<Runtime>,
+    pub queue: Arc<Queue>,
+    pub data_dir: Arc<Path>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// A run's job, as the queue stores it: the run, and the contextual data of the call that
+/// started it (only there: gone from the control plane when the run ends).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunJob {
+    pub run: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Json>,
+}
+
+impl FlowEngine {
+    /// The flows `what` triggers in `tenant`.
+    pub async fn triggered(tenant: &Tenant, what: Happening<'_>) -> StoreResult<Vec<InstanceFlow>> {
+        let all = super::all(tenant).await?;
+        Ok(all
+            .into_iter()
+            .filter(|f| match what {
+                Happening::EventAchieved(event) => f.flow.trigger.event.as_deref() == Some(event),
+                Happening::Created => f.flow.trigger.recipient_created == Some(true),
+            })
+            .collect())
+    }
+
+    /// Starts a run of each of `flows` for recipient `key`; returns the runs' ids. `context` is
+    /// the triggering call's own (the API's `achieveEvent`), `depth` how many chained events
+    /// led here.
+    pub async fn start(
+        &self,
+        tenant: &Tenant,
+        key: i64,
+        flows: &[InstanceFlow],
+        what: Happening<'_>,
+        context: Option<&Context>,
+        depth: i64,
+    ) -> StoreResult<Vec<String>> {
+        if flows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let trigger = match what {
+            Happening::EventAchieved(event) => format!("event {event}"),
+            Happening::Created => "recipient created".to_string(),
+        };
+        let now = self.clock.now_millis();
+        let runs: Vec<NewFlowRun> = flows
+            .iter()
+            .map(|f| NewFlowRun {
+                id: Queue::new_id(),
+                flow: f.flow.name.clone(),
+                version: f.version,
+                definition: serde_json::to_string(&f.flow).expect("a flow serialises"),
+                recipient: key,
+                trigger: trigger.clone(),
+                depth,
+                started_at: now,
+            })
+            .collect();
+        tenant.db.insert_flow_runs(&runs).await?;
+        for run in &runs {
+            let job = RunJob { run: run.id.clone(), context: context.map(|c| c.data.clone()) };
+            let payload = JobPayload::Flow(serde_json::to_string(&job).expect("a run job serialises"));
+            let why = match self.queue.enqueue(tenant.customer_id(), &run.flow, payload).await {
+                Enqueued::Stored(_) => continue,
+                Enqueued::BacklogFull => "the instance's queue backlog is full",
+                Enqueued::Failed => "the run could not be queued",
+            };
+            tracing::warn!(flow = %run.flow, reason = why, "a flow run did not start");
+            let progress = RunProgress {
+                state: RunState::Failed,
+                position: "[0]".into(),
+                resume_at: None,
+                outcome: Some(why.to_string()),
+                trace: "[]".into(),
+                updated_at: now,
+            };
+            tenant.db.save_flow_run(&run.id, &progress).await?;
+        }
+        Ok(runs.into_iter().map(|r| r.id).collect())
+    }
+
+    /// Looks the flows up and starts them; failures are logged (the change that triggered them
+    /// stands).
+    async fn start_logged(&self, tenant: &Arc<Tenant>, key: i64, what: Happening<'_>, depth: i64) {
+        if depth > MAX_CHAIN_DEPTH {
+            tracing::warn!(instance = tenant.customer_id(), ?what, depth, "flows not started: the chain of events is deeper than {MAX_CHAIN_DEPTH}");
+            return;
+        }
+        let started = match Self::triggered(tenant, what).await {
+            Ok(flows) => self.start(tenant, key, &flows, what, None, depth).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = started {
+            tracing::error!(instance = tenant.customer_id(), ?what, error = %e, "flows could not be started");
+        }
+    }
+}
+
+impl Triggers for FlowEngine {
+    fn happened<'a>(&'a self, tenant: &'a Arc<Tenant>, key: i64, what: Happening<'a>, depth: i64) -> BoxFuture<'a, ()> {
+        Box::pin(self.start_logged(tenant, key, what, depth))
+    }
+}

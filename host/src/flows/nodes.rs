@@ -1,0 +1,214 @@
+//! What each kind of node does for one recipient: conditions (a built-in filter or a condition
+//! extension), steps (a step extension), and the built-in `wait`, `set`, `event` and `send`. Step
+//! and condition extensions go through the runtime's shared call path with their own deadline
+//! (`timeout_ms` of their `herald:config`, else the operator's default) and memory cap; one that
+//! fails or times out ends the run for this recipient with the reason.
+
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use super::engine::FlowEngine;
+use crate::assets::MediaArea;
+use crate::domain::triggers::{Happening, MAX_CHAIN_DEPTH};
+use crate::domain::{self, DomainError};
+use crate::model::flow::{parse_wait, ConditionNode, Flow, Node, NodeKind};
+use crate::model::Value;
+use crate::runtime::{person_fields, Call, CallFailure, ExtensionKind};
+use crate::store::tenant::{FlowRun, Recipient};
+use crate::tenants::Tenant;
+
+/// What a node decided.
+#[derive(Debug)]
+pub enum Outcome {
+    Next,
+    /// A condition was false and has `else` nodes: the run goes on there.
+    Else,
+    /// The run ends here, as it should (a false condition without `else`).
+    Stop(String),
+    /// The run ends here because something failed.
+    Fail(String),
+    Wait(Duration),
+}
+
+impl Outcome {
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Next => "ok".into(),
+            Outcome::Else => "false: else".into(),
+            Outcome::Stop(why) | Outcome::Fail(why) => why.clone(),
+            Outcome::Wait(d) => format!("waiting {}s", d.as_secs()),
+        }
+    }
+}
+
+/// A node's outcome, its kind, and what an extension logged.
+pub struct NodeStep {
+    pub kind: &'static str,
+    pub outcome: Outcome,
+    pub log: Vec<String>,
+}
+
+fn step(kind: &'static str, outcome: Outcome) -> NodeStep {
+    NodeStep { kind, outcome, log: Vec::new() }
+}
+
+impl FlowEngine {
+    pub(super) async fn node(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, flow: &Flow, node: &Node, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+        let kind = match node.kind() {
+            Ok(kind) => kind,
+            // The flow was checked when it was saved; a stored run of another version may not be.
+            Err(e) => return step("invalid", Outcome::Fail(e)),
+        };
+        match kind {
+            NodeKind::Condition(c, otherwise) => {
+                let mut s = self.condition(tenant, run, c, recipient, context).await;
+                if let Outcome::Else = s.outcome {
+                    if otherwise.is_none() {
+                        s.outcome = Outcome::Stop("the condition is false".into());
+                    }
+                }
+                s
+            }
+            NodeKind::Step(id) => self.step(tenant, run, id, recipient, context).await,
+            NodeKind::Wait(text) => step("wait", parse_wait(text).map_or_else(Outcome::Fail, Outcome::Wait)),
+            NodeKind::Set(fields) => step("set", set(tenant, recipient, fields).await),
+            NodeKind::Event(event) => step("event", self.event(tenant, run, recipient, event).await),
+            NodeKind::Send(template) => step("send", self.send(tenant, flow, recipient, template, context).await),
+        }
+    }
+
+    async fn condition(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, c: &ConditionNode, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+        if let Some(filter) = &c.filter {
+            let holds = match domain::filter(Some(filter), &tenant.model.def, tenant) {
+                Ok(Some(condition)) => tenant.db.recipient_matches(recipient.key, &condition).await.map_err(|e| format!("the filter could not be evaluated: {e}")),
+                Ok(None) => Ok(true),
+                Err(e) => Err(format!("the filter '{filter}' is not valid: {}", domain_message(e))),
+            };
+            return step("condition", match holds {
+                Ok(true) => Outcome::Next,
+                Ok(false) => Outcome::Else,
+                Err(e) => Outcome::Fail(e),
+            });
+        }
+        let Some(id) = &c.extension else { return step("condition", Outcome::Fail("a condition without filter or extension".into())) };
+        let call = match self.call(tenant, run, id, ExtensionKind::Condition, context).await {
+            Ok(call) => call,
+            Err(why) => return step("condition", Outcome::Fail(why)),
+        };
+        let (result, log) = self.runtime.call_condition(call, person_fields(&tenant.model, &recipient.values)).await;
+        let outcome = match result {
+            Ok(Ok(true)) => Outcome::Next,
+            Ok(Ok(false)) => Outcome::Else,
+            Ok(Err(reason)) => Outcome::Fail(format!("condition '{id}' could not decide: {reason}")),
+            Err(failure) => Outcome::Fail(failed(id, failure)),
+        };
+        NodeStep { kind: "condition", outcome, log }
+    }
+
+    async fn step(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, id: &str, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+        let call = match self.call(tenant, run, id, ExtensionKind::Step, context).await {
+            Ok(call) => call,
+            Err(why) => return step("step", Outcome::Fail(why)),
+        };
+        let (result, log) = self.runtime.call_step(call, person_fields(&tenant.model, &recipient.values)).await;
+        let outcome = match result {
+            Ok(Ok(())) => Outcome::Next,
+            Ok(Err(reason)) => Outcome::Fail(format!("step '{id}' stopped the run: {reason}")),
+            Err(failure) => Outcome::Fail(failed(id, failure)),
+        };
+        NodeStep { kind: "step", outcome, log }
+    }
+
+    /// The call of extension `id` of `kind` for this run, or why there is none.
+    async fn call(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, id: &str, kind: ExtensionKind, context: Option<&Json>) -> Result<Call, String> {
+        let extension = match self.runtime.extension(&self.data_dir, tenant, id, kind).await {
+            Ok(Some(e)) => e,
+            Ok(None) => return Err(format!("extension '{id}' is not uploaded as a {kind} extension")),
+            Err(e) => return Err(format!("extension '{id}' could not be loaded: {e:#}")),
+        };
+        Ok(Call {
+            deadline: self.runtime.deadline(&extension.config),
+            extension,
+            id: id.to_string(),
+            tenant: tenant.clone(),
+            context: context.map(|c| c.to_string()),
+            depth: run.depth,
+        })
+    }
+
+    async fn event(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, recipient: &Recipient, event: &str) -> Outcome {
+        if run.depth >= MAX_CHAIN_DEPTH {
+            return Outcome::Fail(format!("event {event} not achieved: this run is {} events down a chain, the most there may be", run.depth));
+        }
+        let now = chrono::DateTime::from_timestamp_millis(self.clock.now_millis()).unwrap_or_default().naive_utc();
+        if let Err(e) = domain::recipients::achieve_event(tenant, recipient.key, event, now).await {
+            return Outcome::Fail(format!("event {event} could not be achieved: {}", domain_message(e)));
+        }
+        let what = Happening::EventAchieved(event);
+        let started = match FlowEngine::triggered(tenant, what).await {
+            Ok(flows) => self.start(tenant, recipient.key, &flows, what, None, run.depth + 1).await,
+            Err(e) => Err(e),
+        };
+        match started {
+            Ok(_) => Outcome::Next,
+            Err(e) => Outcome::Fail(format!("event {event} was achieved but its flows could not start: {e}")),
+        }
+    }
+
+    async fn send(&self, tenant: &Tenant, flow: &Flow, recipient: &Recipient, template: &str, context: Option<&Json>) -> Outcome {
+        let media = MediaArea::new(&self.data_dir, tenant.customer_id());
+        let template = match super::send::find(&media, template).await {
+            Ok(t) => t,
+            Err(why) => return Outcome::Fail(why),
+        };
+        let variables = match super::send::variables(tenant, recipient, context).await {
+            Ok(v) => v,
+            Err(why) => return Outcome::Fail(why),
+        };
+        let now = chrono::DateTime::from_timestamp_millis(self.clock.now_millis()).unwrap_or_default().naive_utc();
+        let entry = match super::send::render(&template, &variables, &flow.name, now) {
+            Ok(entry) => entry,
+            Err(why) => return Outcome::Fail(format!("nothing sent: {why}")),
+        };
+        match tenant.db.insert_communication(recipient.key, &entry).await {
+            Ok(()) => Outcome::Next,
+            Err(e) => Outcome::Fail(format!("the communication history could not be written: {e}")),
+        }
+    }
+}
+
+/// A `set` node: the values were checked against the model when the flow was saved; they are
+/// read again against the model as it is now.
+async fn set(tenant: &Tenant, recipient: &Recipient, fields: &serde_json::Map<String, Json>) -> Outcome {
+    let mut values = Vec::with_capacity(fields.len());
+    for (name, json) in fields {
+        let Some(index) = tenant.model.def.person_data.iter().position(|f| &f.name == name) else {
+            return Outcome::Fail(format!("set: unknown Person Data field {name}"));
+        };
+        match Value::from_json(tenant.model.def.person_data[index].ty, json, &tenant.model.formats) {
+            Ok(v) => values.push((index, v)),
+            Err(e) => return Outcome::Fail(format!("set: field {name} {e}")),
+        }
+    }
+    match domain::recipients::update(tenant, recipient, values).await {
+        Ok(_) => Outcome::Next,
+        Err(e) => Outcome::Fail(format!("set: {}", domain_message(e))),
+    }
+}
+
+fn failed(id: &str, failure: CallFailure) -> String {
+    match failure {
+        CallFailure::Deadline => format!("extension '{id}' ran past its deadline"),
+        CallFailure::Failed(why) => format!("extension '{id}' failed: {why}"),
+    }
+}
+
+fn domain_message(e: DomainError) -> String {
+    match e {
+        DomainError::NotFound => "not found".into(),
+        DomainError::Invalid(m) | DomainError::Conflict(m) => m,
+        DomainError::UnknownSelector(s) => format!("unknown field {s}"),
+        DomainError::Store(e) => e.to_string(),
+    }
+}

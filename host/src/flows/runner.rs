@@ -1,0 +1,200 @@
+//! Running a flow run's job: from the node the run reached, node after node, until it waits
+//! (the job ends and its continuation is due at the end of the wait: `store::delayed`) or ends.
+//! Where the run is and its trace are saved after every node, so a crash between nodes resumes
+//! at the node reached; the node running at a crash runs again (at least once, as the queue's
+//! jobs do).
+//!
+//! Where a run is: indexes from the flow's nodes down into `else` branches (`[2]` is the third
+//! node; `[2, 0]` the first node of its `else`). A condition that is false enters its `else`;
+//! the run ends at the end of whichever list it is in (an `else` branch is the rest of the run
+//! for those recipients, not a detour).
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value as Json};
+
+use super::engine::{FlowEngine, RunJob};
+use super::nodes::Outcome;
+use crate::model::flow::{Flow, Node};
+use crate::queue::{FlowJobRunner, Queue};
+use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, NewJob};
+use crate::store::tenant::{FlowRun, RunProgress, RunState};
+
+/// The most trace entries a run keeps (the first ones, then a note).
+const MAX_TRACE: usize = 200;
+
+/// How long a run whose store failed waits before it tries again.
+const RETRY_AFTER: Duration = Duration::from_secs(30);
+
+impl FlowJobRunner for FlowEngine {
+    fn run<'a>(&'a self, job: &'a ClaimedJob, payload: &'a str) -> BoxFuture<'a, JobOutcome> {
+        Box::pin(self.run_job(job, payload))
+    }
+}
+
+/// The node at `position`, if the run has not gone past the end of its list.
+fn node_at<'a>(nodes: &'a [Node], position: &[usize]) -> Option<&'a Node> {
+    let (last, path) = position.split_last()?;
+    let mut list = nodes;
+    for i in path {
+        list = list.get(*i)?.otherwise.as_deref()?;
+    }
+    list.get(*last)
+}
+
+/// `node 2 else 1`, as the flow checks name places.
+pub fn label(position: &[usize]) -> String {
+    let parts: Vec<String> = position.iter().map(|i| (i + 1).to_string()).collect();
+    format!("node {}", parts.join(" else "))
+}
+
+impl FlowEngine {
+    async fn run_job(&self, job: &ClaimedJob, payload: &str) -> JobOutcome {
+        let Ok(run_job) = serde_json::from_str::<RunJob>(payload) else {
+            return JobOutcome::Failed("the run's job does not read".into());
+        };
+        let Some(tenant) = self.tenants.get(&job.customer_id) else {
+            return JobOutcome::Failed("the instance no longer exists".into());
+        };
+        let run = match tenant.db.flow_run(&run_job.run).await {
+            Ok(Some(run)) => run,
+            // Its recipient was deleted, and the run with it.
+            Ok(None) => return JobOutcome::Ended,
+            Err(e) => return self.retry(job, payload, format!("the run could not be read: {e}")),
+        };
+        if run.progress.state.is_over() {
+            return JobOutcome::Ended;
+        }
+        let flow: Flow = match serde_json::from_str(&run.definition) {
+            Ok(f) => f,
+            Err(e) => return JobOutcome::Failed(format!("the run's flow does not read: {e}")),
+        };
+        let mut progress = Progress::of(&run);
+        loop {
+            let Some(node) = node_at(&flow.nodes, &progress.position) else {
+                return self.end(&tenant, &run, progress, RunState::Done, "completed".into()).await;
+            };
+            let recipient = match tenant.db.recipient_by_key(&tenant.model, run.recipient).await {
+                Ok(Some(r)) => r,
+                Ok(None) => return JobOutcome::Ended,
+                Err(e) => return self.retry(job, payload, format!("the recipient could not be read: {e}")),
+            };
+            let started = Instant::now();
+            let at = self.clock.now_millis();
+            let step = self.node(&tenant, &run, &flow, node, &recipient, run_job.context.as_ref()).await;
+            progress.record(json!({
+                "node": label(&progress.position),
+                "kind": step.kind,
+                "result": step.outcome.describe(),
+                "at": at,
+                "durationMs": started.elapsed().as_millis() as u64,
+                "log": step.log,
+            }));
+            match step.outcome {
+                Outcome::Next => progress.advance(),
+                Outcome::Else => progress.position.push(0),
+                Outcome::Stop(reason) => return self.end(&tenant, &run, progress, RunState::Done, reason).await,
+                Outcome::Fail(reason) => return self.end(&tenant, &run, progress, RunState::Failed, reason).await,
+                Outcome::Wait(wait) => {
+                    progress.advance();
+                    let due_at = self.clock.now_millis().saturating_add(wait.as_millis() as i64);
+                    if let Err(e) = tenant.db.save_flow_run(&run.id, &progress.saved(RunState::Waiting, Some(due_at), None, self.clock.now_millis())).await {
+                        return self.retry(job, payload, format!("the run could not be saved: {e}"));
+                    }
+                    return JobOutcome::Continue { then: continuation(job, payload), due_at };
+                }
+            }
+            match tenant.db.save_flow_run(&run.id, &progress.saved(RunState::Running, None, None, self.clock.now_millis())).await {
+                Ok(true) => {}
+                Ok(false) => return JobOutcome::Ended,
+                Err(e) => return self.retry(job, payload, format!("the run could not be saved: {e}")),
+            }
+        }
+    }
+
+    async fn end(&self, tenant: &crate::tenants::Tenant, run: &FlowRun, progress: Progress, state: RunState, outcome: String) -> JobOutcome {
+        let saved = progress.saved(state, None, Some(outcome.clone()), self.clock.now_millis());
+        match tenant.db.save_flow_run(&run.id, &saved).await {
+            Ok(_) => JobOutcome::Ended,
+            Err(e) => JobOutcome::Failed(format!("the end of the run ({outcome}) could not be saved: {e}")),
+        }
+    }
+
+    /// The store failed: the run goes on from where it was saved, a little later.
+    fn retry(&self, job: &ClaimedJob, payload: &str, why: String) -> JobOutcome {
+        tracing::warn!(instance = %job.customer_id, flow = %job.extension, reason = %why, "a flow run is retried later");
+        JobOutcome::Continue { then: continuation(job, payload), due_at: self.clock.now_millis() + RETRY_AFTER.as_millis() as i64 }
+    }
+}
+
+/// The job that goes on with the run later (same run, same contextual data).
+fn continuation(job: &ClaimedJob, payload: &str) -> NewJob {
+    NewJob {
+        id: Queue::new_id(),
+        customer_id: job.customer_id.clone(),
+        extension: job.extension.clone(),
+        accepted_at: 0,
+        payload: JobPayload::Flow(payload.to_string()),
+    }
+}
+
+/// Where a run is and what it did, between saves.
+struct Progress {
+    position: Vec<usize>,
+    trace: Vec<Json>,
+}
+
+impl Progress {
+    fn of(run: &FlowRun) -> Progress {
+        Progress {
+            position: serde_json::from_str(&run.progress.position).unwrap_or_else(|_| vec![0]),
+            trace: serde_json::from_str(&run.progress.trace).unwrap_or_default(),
+        }
+    }
+
+    fn record(&mut self, entry: Json) {
+        match self.trace.len() {
+            n if n < MAX_TRACE => self.trace.push(entry),
+            n if n == MAX_TRACE => self.trace.push(json!({"note": format!("the trace keeps the first {MAX_TRACE} nodes")})),
+            _ => {}
+        }
+    }
+
+    fn advance(&mut self) {
+        if let Some(last) = self.position.last_mut() {
+            *last += 1;
+        }
+    }
+
+    fn saved(&self, state: RunState, resume_at: Option<i64>, outcome: Option<String>, now: i64) -> RunProgress {
+        RunProgress {
+            state,
+            position: serde_json::to_string(&self.position).expect("positions serialise"),
+            resume_at,
+            outcome,
+            trace: serde_json::to_string(&self.trace).expect("traces serialise"),
+            updated_at: now,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_walk_into_else_branches_and_end_with_their_list() {
+        let flow: Flow = serde_json::from_value(json!({
+            "trigger": {"event": "E"},
+            "nodes": [{"condition": {"filter": "A==1"}, "else": [{"send": "x"}, {"send": "y"}]}, {"send": "z"}]
+        }))
+        .unwrap();
+        assert_eq!(node_at(&flow.nodes, &[1]).unwrap().send.as_deref(), Some("z"));
+        assert_eq!(node_at(&flow.nodes, &[0, 1]).unwrap().send.as_deref(), Some("y"));
+        assert!(node_at(&flow.nodes, &[0, 2]).is_none(), "the else branch is the rest of the run");
+        assert!(node_at(&flow.nodes, &[2]).is_none());
+        assert!(node_at(&flow.nodes, &[1, 0]).is_none(), "a send has no else");
+        assert_eq!(label(&[0, 1]), "node 1 else 2");
+    }
+}

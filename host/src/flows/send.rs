@@ -1,0 +1,120 @@
+//! A flow's `send`: renders a committed template of the Assets API (Jinja syntax, minijinja) for
+//! one recipient and writes the result to the recipient's communication history.
+//!
+//! What a template sees: `recipient` (the Person Data, by field name; empty fields are left out),
+//! `global` (the Global Data values, by name) and `context` (the contextual data of the call that
+//! started the run, when there is some). A template may set `subject` (`{% set subject = "..." %}`);
+//! the entry's subject is then that, otherwise the template's name. Printing a value that is not
+//! there (`{{ recipient.FIRST_NAME }}` for a recipient without one) is an error: nothing is sent
+//! and the run records which; testing it (`{% if recipient.FIRST_NAME %}`) is not. Rendering is
+//! bounded (minijinja's fuel), so a template cannot loop for ever.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value as Json};
+
+use crate::assets::{MediaArea, RelPath};
+use crate::store::tenant::{Communication, Recipient};
+use crate::tenants::Tenant;
+
+/// Rendering steps one template may take per recipient.
+const FUEL: u64 = 200_000;
+
+/// The largest rendered result kept.
+const MAX_CONTENT: usize = 256 * 1024;
+
+/// A template found among the committed ones.
+pub struct Template {
+    /// As the Assets API names it (`welcome.html`).
+    pub name: String,
+    pub source: String,
+}
+
+/// The committed template `wanted` (`welcome` finds `welcome.html`); the error says why not.
+pub async fn find(media: &MediaArea, wanted: &str) -> Result<Template, String> {
+    let missing = || format!("template '{wanted}' is not committed (upload and commit it with the Assets API)");
+    let rel = RelPath::parse("template", wanted).map_err(|_| missing())?;
+    let exact = media.committed_template(&rel);
+    let path = match tokio::fs::metadata(&exact).await {
+        Ok(m) if m.is_file() => exact,
+        _ => same_stem(&exact).await.ok_or_else(missing)?,
+    };
+    let bytes = tokio::fs::read(&path).await.map_err(|_| missing())?;
+    let source = String::from_utf8(bytes).map_err(|_| format!("template '{wanted}' is not UTF-8 text"))?;
+    let name = match (rel.as_text().rsplit_once('/'), path.file_name()) {
+        (Some((folder, _)), Some(file)) => format!("{folder}/{}", file.to_string_lossy()),
+        (None, Some(file)) => file.to_string_lossy().into_owned(),
+        _ => rel.as_text(),
+    };
+    Ok(Template { name, source })
+}
+
+/// The file beside `path` whose name without its extension is `path`'s name (the first by name).
+async fn same_stem(path: &Path) -> Option<PathBuf> {
+    let (dir, stem) = (path.parent()?, path.file_name()?.to_str()?);
+    let mut entries = tokio::fs::read_dir(dir).await.ok()?;
+    let mut found = Vec::new();
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        let p = entry.path();
+        if p.file_stem().and_then(|s| s.to_str()) == Some(stem) && entry.file_type().await.is_ok_and(|t| t.is_file()) {
+            found.push(p);
+        }
+    }
+    found.sort();
+    found.into_iter().next()
+}
+
+/// What a template is rendered with.
+pub async fn variables(tenant: &Tenant, recipient: &Recipient, context: Option<&Json>) -> Result<Json, String> {
+    let formats = &tenant.model.formats;
+    let mut person = Map::new();
+    for (field, value) in tenant.model.def.person_data.iter().zip(&recipient.values) {
+        if !value.is_null() {
+            person.insert(field.name.clone(), value.to_json(formats));
+        }
+    }
+    let mut global = Map::new();
+    for def in &tenant.model.def.global_data {
+        match tenant.db.global_value(&def.name).await {
+            Ok(Some(v)) => {
+                if let Some(text) = v.value {
+                    global.insert(def.name.clone(), Json::String(text));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => return Err(format!("the Global Data could not be read: {e}")),
+        }
+    }
+    let mut all = Map::new();
+    all.insert("recipient".into(), Json::Object(person));
+    all.insert("global".into(), Json::Object(global));
+    if let Some(context) = context {
+        all.insert("context".into(), context.clone());
+    }
+    Ok(Json::Object(all))
+}
+
+/// Renders `template` with `variables`: the entry to write, or why nothing is sent.
+pub fn render(template: &Template, variables: &Json, flow: &str, sent_at: chrono::NaiveDateTime) -> Result<Communication, String> {
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::SemiStrict);
+    env.set_fuel(Some(FUEL));
+    let why = |e: minijinja::Error| format!("template '{}' could not be rendered: {e}", template.name);
+    env.add_template("template", &template.source).map_err(why)?;
+    let compiled = env.get_template("template").map_err(why)?;
+    let rendered = compiled.render_captured(variables).map_err(why)?;
+    let subject = rendered.state().lookup("subject").filter(|v| !v.is_undefined() && !v.is_none()).map(|v| v.to_string());
+    let mut content = rendered.into_output();
+    if content.len() > MAX_CONTENT {
+        return Err(format!("template '{}' rendered more than {} KiB", template.name, MAX_CONTENT / 1024));
+    }
+    content.shrink_to_fit();
+    Ok(Communication {
+        channel: "email".into(),
+        subject: Some(subject.unwrap_or_else(|| template.name.clone())),
+        sent_at,
+        template: Some(template.name.clone()),
+        flow: Some(flow.to_string()),
+        content: Some(content),
+    })
+}

@@ -1,0 +1,101 @@
+//! A flow's runs and their traces (Public Api credential of the instance):
+//!
+//! - `GET /flows/{name}/runs`: the newest runs first, each with its `id`, `recipientId`, `state`
+//!   (`running`, `waiting`, `done`, `failed`), `outcome`, `trigger`, `version` (of the flow it
+//!   follows), `startedAt`, `updatedAt` and `resumeAt` (of a waiting run). Query: `recipientId`
+//!   (that recipient's runs), `limit` (1 to 100, default 20), `before` (a run's `startedAt`
+//!   milliseconds, `startedAtMs`: the page after it);
+//! - `GET /flows/{name}/runs/{runId}`: one run, with its `trace`: an entry per node visited
+//!   (`node` as the flow checks name it, `kind`, `result`, `at`, `durationMs`, and `log`: what an
+//!   extension logged).
+//!
+//! The runs of a flow deleted or replaced stay readable under its name.
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value as Json_};
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{AppPath, AppQuery, PublicCaller};
+use super::recipients::resolve;
+use super::ApiContext;
+use crate::store::tenant::FlowRun;
+use crate::tenants::Tenant;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().route("/flows/{name}/runs", get(list)).route("/flows/{name}/runs/{run}", get(one))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RunsQuery {
+    recipient_id: Option<String>,
+    limit: Option<i64>,
+    before: Option<i64>,
+}
+
+fn time(t: &Tenant, millis: i64) -> Json_ {
+    let at = chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default().naive_utc();
+    t.model.formats.timestamp.format_timestamp(at).into()
+}
+
+fn run_json(t: &Tenant, run: &FlowRun, recipient_id: Json_) -> Json_ {
+    let p = &run.progress;
+    json!({
+        "id": run.id,
+        "flow": run.flow,
+        "version": run.version,
+        "recipientId": recipient_id,
+        "trigger": run.trigger,
+        "depth": run.depth,
+        "state": p.state.name(),
+        "outcome": p.outcome,
+        "startedAt": time(t, run.started_at),
+        "startedAtMs": run.started_at,
+        "updatedAt": time(t, p.updated_at),
+        "resumeAt": p.resume_at.map(|at| time(t, at)),
+    })
+}
+
+/// The Recipient Ids of `runs`' recipients, in order (null for one deleted meanwhile).
+async fn recipient_ids(t: &Tenant, runs: &[FlowRun]) -> ApiResult<Vec<Json_>> {
+    let keys: Vec<i64> = runs.iter().map(|r| r.recipient).collect();
+    let found = t.db.recipients_by_keys(&t.model, &keys).await?;
+    let index = t.model.def.recipient_id_index();
+    Ok(keys
+        .iter()
+        .map(|k| found.iter().find(|r| r.key == *k).map_or(Json_::Null, |r| r.values[index].to_json(&t.model.formats)))
+        .collect())
+}
+
+async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<RunsQuery>) -> ApiResult<Json<Vec<Json_>>> {
+    let t = &caller.tenant;
+    let limit = q.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(ApiError::bad("limit must be from 1 to 100"));
+    }
+    let recipient = match &q.recipient_id {
+        Some(id) => Some(resolve(t, id).await?.key),
+        None => None,
+    };
+    let runs = t.db.flow_runs(&name, recipient, q.before, limit).await?;
+    let ids = recipient_ids(t, &runs).await?;
+    Ok(Json(runs.iter().zip(ids).map(|(run, id)| run_json(t, run, id)).collect()))
+}
+
+async fn one(State(_): State<ApiContext>, caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<Json_>> {
+    let t = &caller.tenant;
+    let run = t.db.flow_run(&id).await?.filter(|r| r.flow == name).ok_or(ApiError::NotFound)?;
+    let ids = recipient_ids(t, std::slice::from_ref(&run)).await?;
+    let mut out = run_json(t, &run, ids.into_iter().next().unwrap_or(Json_::Null));
+    let mut trace: Vec<Json_> = serde_json::from_str(&run.progress.trace).unwrap_or_default();
+    for entry in &mut trace {
+        if let Some(at) = entry.get("at").and_then(Json_::as_i64) {
+            entry["at"] = time(t, at);
+        }
+    }
+    out["trace"] = Json_::Array(trace);
+    Ok(Json(out))
+}

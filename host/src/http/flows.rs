@@ -1,0 +1,101 @@
+//! Flows through the API (Public Api credential of the instance):
+//!
+//! - `GET /flows`: every flow of the instance, the operator's (`"source": "definition"`, from the
+//!   instance definition) and its own (`"source": "api"`), each with its `name`, `version` and
+//!   definition;
+//! - `GET /flows/{name}`: one;
+//! - `PUT /flows/{name}` with a flow (`model::flow` has the format): **201** created / **200**
+//!   replaced, with the stored flow; **400** with every problem in `message` (one per line);
+//!   **409** for a flow the instance definition ships (the operator's to change);
+//! - `DELETE /flows/{name}`: **204**; **404**; **409** for the operator's.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::Value as Json_;
+
+use super::assets::media;
+use super::error::{ApiError, ApiResult};
+use super::extract::{json_body, AppBytes, AppPath, PublicCaller};
+use super::ApiContext;
+use crate::flows::{self, InstanceFlow, Source};
+use crate::model::flow::Flow;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().route("/flows", get(list)).route("/flows/{name}", get(one).put(put).delete(remove))
+}
+
+fn flow_json(f: &InstanceFlow) -> Json_ {
+    let mut out = serde_json::to_value(&f.flow).expect("a flow serialises");
+    let object = out.as_object_mut().expect("an object");
+    object.insert("name".into(), f.flow.name.clone().into());
+    object.insert("source".into(), f.source.name().into());
+    object.insert("version".into(), f.version.into());
+    out
+}
+
+async fn list(caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
+    Ok(Json(flows::all(&caller.tenant).await?.iter().map(flow_json).collect()))
+}
+
+async fn one(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
+    let found = flows::find(&caller.tenant, &name).await?.ok_or(ApiError::NotFound)?;
+    Ok(Json(flow_json(&found)))
+}
+
+fn operators(name: &str) -> ApiError {
+    ApiError::Conflict(format!("flow {name} is defined by the operator's instance definition: change it there"))
+}
+
+async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name): AppPath<String>, AppBytes(body): AppBytes) -> ApiResult<Response> {
+    let tenant = &caller.tenant;
+    let mut flow: Flow = serde_json::from_value(json_body(&body)?).map_err(|e| ApiError::bad(format!("the flow does not read: {e}")))?;
+    if !flow.name.is_empty() && flow.name != name {
+        return Err(ApiError::bad(format!("the body names flow '{}', the path '{name}'", flow.name)));
+    }
+    flow.name = name.clone();
+    let mut problems = Vec::new();
+    let valid_name = name.len() <= 63
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        problems.push(format!("the flow name '{name}' must start with a letter and hold only letters, digits, '_' and '-' (at most 63)"));
+    }
+    if tenant.model.def.flows.iter().any(|f| f.name.eq_ignore_ascii_case(&name)) {
+        return Err(operators(&name));
+    }
+    problems.extend(flows::check(&flow, tenant, &media(&ctx, tenant)).await?);
+    if !problems.is_empty() {
+        return Err(ApiError::BadRequest(problems.join("\n")));
+    }
+    let definition = serde_json::to_string(&Flow { name: String::new(), ..flow.clone() }).expect("a flow serialises");
+    let (stored, created) = tenant.db.put_flow(&name, &definition).await?;
+    let answer = flow_json(&InstanceFlow { flow, source: Source::Api, version: stored.version, updated_at: Some(stored.updated_at) });
+    Ok((if created { StatusCode::CREATED } else { StatusCode::OK }, Json(answer)).into_response())
+}
+
+async fn remove(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<StatusCode> {
+    let tenant = &caller.tenant;
+    if tenant.model.def.flows.iter().any(|f| f.name == name) {
+        return Err(operators(&name));
+    }
+    if tenant.db.delete_flow(&name).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_json_form_names_the_flow_and_its_source() {
+        let flow: super::Flow = serde_json::from_value(serde_json::json!({"trigger": {"event": "WELCOME"}, "nodes": [{"send": "welcome"}]})).unwrap();
+        let json = super::flow_json(&super::InstanceFlow { flow, source: super::Source::Api, version: 3, updated_at: None });
+        assert_eq!(json["source"], "api");
+        assert_eq!(json["version"], 3);
+        assert_eq!(json["nodes"][0]["send"], "welcome");
+    }
+}

@@ -1,0 +1,135 @@
+//! The one call path every kind of extension goes through: a fresh `Store` for the caller's
+//! instance (from the route, the credential or the flow, never from the guest) with the memory
+//! and resource caps, the epoch deadline (the guest yields at every tick and is interrupted at its
+//! deadline), the contextual data of the triggering call, the captured log, and the execution
+//! record written when it ends. What the guest is asked to do is the kind's `Invocation`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, UpdateDeadline};
+
+use super::state::CallState;
+use super::{Prepared, Runtime};
+use crate::store::tenant::ExecutionLog;
+use crate::tenants::Tenant;
+
+/// Why a call produced no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// The extension ran past its deadline.
+    Deadline,
+    /// The extension trapped, panicked, ran out of memory, never answered, or could not start.
+    Failed(String),
+}
+
+/// Who is called, for whom, and until when.
+pub struct Call {
+    pub extension: Prepared,
+    /// The extension's id (its path without `.wasm`), for its execution log.
+    pub id: String,
+    pub tenant: Arc<Tenant>,
+    pub deadline: Duration,
+    /// The contextual data of the triggering call (JSON), given to the guest's `context`.
+    pub context: Option<String>,
+    /// How many chained events led to this call (see `domain::triggers`); 0 outside flows.
+    pub depth: i64,
+}
+
+pub type GuestFuture<'a, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>;
+
+/// What a kind asks of its guest: instantiate it in the store and call its export.
+pub trait Invocation: Send + 'static {
+    type Output: Send + 'static;
+
+    fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output>;
+}
+
+impl Runtime {
+    /// The execution of `invocation` for `call`, to be awaited (or driven and spawned, as http
+    /// calls do). Its log is kept when it ends: successful ones batched (`logs.rs`), failures at
+    /// once.
+    pub(crate) fn execution<I: Invocation>(
+        self: &Arc<Self>,
+        call: Call,
+        invocation: I,
+    ) -> impl Future<Output = Result<I::Output, CallFailure>> + Send + 'static {
+        let run = self.logged_execution(call, invocation);
+        async move { run.await.0 }
+    }
+
+    /// `execution`, with the lines the guest logged (a flow's trace shows them).
+    pub(crate) fn logged_execution<I: Invocation>(
+        self: &Arc<Self>,
+        call: Call,
+        invocation: I,
+    ) -> impl Future<Output = (Result<I::Output, CallFailure>, Vec<String>)> + Send + 'static {
+        let Call { extension, id, tenant, deadline, context, depth } = call;
+        let mut state = CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings);
+        state.context = context;
+        state.depth = depth;
+        state.triggers = self.triggers.get().cloned();
+        let mut store = Store::new(self.engine(), state);
+        store.limiter(|s| &mut s.limits);
+        let started = Instant::now();
+        // Every tick the guest yields, so one busy extension cannot hold a worker thread; past
+        // its deadline it is interrupted.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if started.elapsed() >= deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        let logs = self.logs.clone();
+        async move {
+            // A guest that keeps the CPU is interrupted by the epoch callback; this bounds a guest
+            // that waits (on a host call) past its deadline too.
+            let run = invocation.invoke(&mut store, &extension);
+            let outcome = tokio::time::timeout(deadline + Duration::from_millis(100), run).await;
+            // The log says why in the guest's terms; the failure also carries what it wrote to
+            // stderr (a panic message), for the caller's log.
+            let (result, logged) = match outcome {
+                Err(_) => (Err(CallFailure::Deadline), "deadline".to_string()),
+                Ok(Err(_)) if started.elapsed() >= deadline => (Err(CallFailure::Deadline), "deadline".to_string()),
+                Ok(Err(e)) => {
+                    let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
+                    (Err(CallFailure::Failed(format!("{e:#} {stderr}").trim_end().to_string())), format!("failed: {e:#}"))
+                }
+                Ok(Ok(output)) => (Ok(output), "ok".to_string()),
+            };
+            let (entry, tenant) = execution_log(&store, &id, started, logged);
+            // The instance's slot in the pooling allocator comes back now, not after the write.
+            drop(store);
+            let lines = entry.log.clone();
+            if result.is_ok() {
+                logs.keep(tenant, entry);
+            } else if let Err(e) = tenant.db.insert_execution_logs(&[entry]).await {
+                tracing::warn!(error = %e, "an execution log could not be kept");
+            }
+            (result, lines)
+        }
+    }
+
+    pub fn engine(&self) -> &wasmtime::Engine {
+        &self.engine
+    }
+}
+
+/// What the execution left (log lines, captured output) for the instance's operator.
+fn execution_log(store: &Store<CallState>, extension: &str, started: Instant, outcome: String) -> (ExecutionLog, Arc<Tenant>) {
+    let state = store.data();
+    let entry = ExecutionLog {
+        extension: extension.to_string(),
+        at: crate::store::now_millis(),
+        duration_ms: started.elapsed().as_millis() as i64,
+        outcome,
+        log: state.log.clone(),
+        stdout: String::from_utf8_lossy(&state.stdout.contents()).into_owned(),
+        stderr: String::from_utf8_lossy(&state.stderr.contents()).into_owned(),
+    };
+    (entry, Arc::clone(&state.tenant))
+}

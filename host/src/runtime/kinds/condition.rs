@@ -1,0 +1,39 @@
+//! Condition extensions: answer whether a flow goes on for one recipient.
+
+mod bindings {
+    crate::runtime::kinds::world!("herald:platform/condition-extension");
+}
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+
+use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation};
+use crate::runtime::platform::bindings::herald::platform::types::Field;
+use crate::runtime::state::CallState;
+use crate::runtime::{Prepared, Runtime};
+
+struct Condition {
+    recipient: Vec<Field>,
+    context: Option<String>,
+}
+
+impl Invocation for Condition {
+    type Output = Result<bool, String>;
+
+    fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
+        Box::pin(async move {
+            let guest = bindings::ConditionExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
+            guest.herald_platform_condition().call_evaluate(&mut *store, &self.recipient, self.context.as_deref()).await
+        })
+    }
+}
+
+impl Runtime {
+    /// Evaluates a condition for `recipient`; `Ok(Err(reason))` when the guest cannot decide.
+    /// Also returns the lines the guest logged.
+    pub async fn call_condition(self: &Arc<Self>, call: Call, recipient: Vec<Field>) -> (Result<Result<bool, String>, CallFailure>, Vec<String>) {
+        let context = call.context.clone();
+        self.logged_execution(call, Condition { recipient, context }).await
+    }
+}

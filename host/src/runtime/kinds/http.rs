@@ -1,0 +1,119 @@
+//! http extensions: the request handed to the guest's `wasi:http/incoming-handler`, and its
+//! response returned as it made it.
+//!
+//! The guest is driven by the caller's own task until it answers: a guest that writes a short
+//! body right after its head has usually finished by then, so head and body leave in one write
+//! and no task is spawned. What remains of a guest still running (a long body, its log) is
+//! spawned, and so is the whole execution if the caller goes away first: an execution never
+//! stops halfway because its client left.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+use wasmtime::Store;
+use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::WasiHttpView;
+
+use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation};
+use crate::runtime::state::CallState;
+use crate::runtime::{Prepared, Runtime};
+
+pub type HttpResponse = hyper::Response<HyperOutgoingBody>;
+
+type Answer = Result<HttpResponse, ErrorCode>;
+
+/// One request to one guest; the answer comes back through `answer` as soon as the guest sets
+/// its response, before the execution ends.
+struct HttpInvocation {
+    request: hyper::Request<axum::body::Body>,
+    answer: oneshot::Sender<Answer>,
+}
+
+impl Invocation for HttpInvocation {
+    type Output = ();
+
+    fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, ()> {
+        Box::pin(async move {
+            let pre = extension.http.as_ref().ok_or_else(|| wasmtime::Error::msg("the extension is not an http extension"))?;
+            let (parts, body) = self.request.into_parts();
+            let body = http_body_util::BodyExt::map_err(body, |e| wasmtime_wasi_http::Error::InternalError(Some(e.to_string())));
+            let req = store.data_mut().http().new_incoming_request(Scheme::Http, hyper::Request::from_parts(parts, body))?;
+            let out = store.data_mut().http().new_response_outparam(self.answer)?;
+            let proxy = pre.instantiate_async(&mut *store).await?;
+            proxy.wasi_http_incoming_handler().call_handle(&mut *store, req, out).await
+        })
+    }
+}
+
+impl Runtime {
+    pub async fn call_http(self: &Arc<Self>, call: Call, request: hyper::Request<axum::body::Body>) -> Result<HttpResponse, CallFailure> {
+        let (answer, mut receiver) = oneshot::channel();
+        let mut execution = Execution::new(self.execution(call, HttpInvocation { request, answer }));
+        let first = tokio::select! {
+            biased;
+            answer = &mut receiver => First::Answer(answer),
+            finished = execution.drive() => First::Finished(finished),
+        };
+        let finished = match first {
+            First::Answer(Ok(answer)) => return answered(answer),
+            // The response outparam went away unanswered: how the execution ended says why.
+            First::Answer(Err(_)) => execution.drive().await,
+            First::Finished(finished) => match receiver.try_recv() {
+                // It answered, then finished before this task looked.
+                Ok(answer) => return answered(answer),
+                Err(_) => finished,
+            },
+        };
+        match finished {
+            Ok(()) => Err(CallFailure::Failed("the extension never answered".into())),
+            Err(failure) => Err(failure),
+        }
+    }
+}
+
+/// Which came first: the guest's answer, or the end of its execution.
+enum First<A, F> {
+    Answer(A),
+    Finished(F),
+}
+
+fn answered(answer: Answer) -> Result<HttpResponse, CallFailure> {
+    answer.map_err(|code| CallFailure::Failed(format!("the extension answered with an error: {code:?}")))
+}
+
+/// A guest execution polled by the caller's task; if it has not finished when dropped, the rest
+/// of it is spawned on the runtime.
+struct Execution<F: Future + Send + 'static> {
+    future: Option<Pin<Box<F>>>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl<F: Future + Send + 'static> Execution<F>
+where
+    F::Output: Send,
+{
+    fn new(future: F) -> Self {
+        Execution { future: Some(Box::pin(future)), runtime: tokio::runtime::Handle::current() }
+    }
+
+    /// Runs the execution to its end here (cancel-safe: dropping this future leaves the rest to
+    /// `Drop`).
+    async fn drive(&mut self) -> F::Output {
+        let output = self.future.as_mut().expect("an execution is driven once").await;
+        self.future = None;
+        output
+    }
+}
+
+impl<F: Future + Send + 'static> Drop for Execution<F> {
+    fn drop(&mut self) {
+        if let Some(rest) = self.future.take() {
+            self.runtime.spawn(async move {
+                rest.await;
+            });
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! Step extensions: act for one recipient of a flow. An error the guest returns ends the flow for
+//! that recipient, with the guest's message as the reason.
+
+mod bindings {
+    crate::runtime::kinds::world!("herald:platform/step-extension");
+}
+
+use std::sync::Arc;
+
+use wasmtime::Store;
+
+use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation};
+use crate::runtime::platform::bindings::herald::platform::types::Field;
+use crate::runtime::state::CallState;
+use crate::runtime::{Prepared, Runtime};
+
+struct Step {
+    recipient: Vec<Field>,
+    context: Option<String>,
+}
+
+impl Invocation for Step {
+    type Output = Result<(), String>;
+
+    fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
+        Box::pin(async move {
+            let guest = bindings::StepExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
+            guest.herald_platform_step().call_run(&mut *store, &self.recipient, self.context.as_deref()).await
+        })
+    }
+}
+
+impl Runtime {
+    /// Runs a step for `recipient` (its Person Data); `Ok(Err(reason))` when the guest declines.
+    /// Also returns the lines the guest logged.
+    pub async fn call_step(self: &Arc<Self>, call: Call, recipient: Vec<Field>) -> (Result<Result<(), String>, CallFailure>, Vec<String>) {
+        let context = call.context.clone();
+        self.logged_execution(call, Step { recipient, context }).await
+    }
+}

@@ -1,0 +1,182 @@
+//! Flow runs: one row per run (a flow started for one recipient), holding the flow as it was when
+//! the run started (a run finishes on that version whatever changes meanwhile), where it is, and
+//! its trace. The run's contextual data is not here: it travels with the run's queue job in the
+//! control plane and goes when the run ends (`crate::flows`).
+
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::TenantDb;
+use crate::store::StoreResult;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// Queued or running.
+    Running,
+    /// At a `wait`, until `resume_at`.
+    Waiting,
+    /// Over: every node it reached ran (a false condition without `else` ends a run this way).
+    Done,
+    /// Ended by a failure (a step that trapped, a template that is missing...): see `outcome`.
+    Failed,
+}
+
+impl RunState {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Waiting => "waiting",
+            RunState::Done => "done",
+            RunState::Failed => "failed",
+        }
+    }
+
+    fn parse(text: &str) -> RunState {
+        match text {
+            "waiting" => RunState::Waiting,
+            "done" => RunState::Done,
+            "failed" => RunState::Failed,
+            _ => RunState::Running,
+        }
+    }
+
+    pub fn is_over(self) -> bool {
+        matches!(self, RunState::Done | RunState::Failed)
+    }
+}
+
+/// A run about to start.
+#[derive(Debug, Clone)]
+pub struct NewFlowRun {
+    pub id: String,
+    pub flow: String,
+    pub version: i64,
+    /// The flow's definition (JSON) as the run follows it.
+    pub definition: String,
+    pub recipient: i64,
+    /// What started it, for people (`event WELCOME`, `recipient created`, `schedule`).
+    pub trigger: String,
+    /// How many chained events led to it (0: an API call, a schedule or a creation).
+    pub depth: i64,
+    pub started_at: i64,
+}
+
+/// Where a run is, as saved after each node.
+#[derive(Debug, Clone)]
+pub struct RunProgress {
+    pub state: RunState,
+    /// The next node to run: indexes into the nodes, then into `else` branches (JSON array).
+    pub position: String,
+    pub resume_at: Option<i64>,
+    pub outcome: Option<String>,
+    /// The trace (JSON array of entries).
+    pub trace: String,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct FlowRun {
+    pub id: String,
+    pub flow: String,
+    pub version: i64,
+    pub definition: String,
+    pub recipient: i64,
+    pub trigger: String,
+    pub depth: i64,
+    pub started_at: i64,
+    pub progress: RunProgress,
+}
+
+const COLUMNS: &str = "id, flow, version, definition, _recipient, trigger, depth, started_at, state, position, resume_at, outcome, trace, updated_at";
+
+fn decode(r: &AnyRow) -> Result<FlowRun, sqlx::Error> {
+    Ok(FlowRun {
+        id: r.try_get(0)?,
+        flow: r.try_get(1)?,
+        version: r.try_get(2)?,
+        definition: r.try_get(3)?,
+        recipient: r.try_get(4)?,
+        trigger: r.try_get(5)?,
+        depth: r.try_get(6)?,
+        started_at: r.try_get(7)?,
+        progress: RunProgress {
+            state: RunState::parse(r.try_get(8)?),
+            position: r.try_get(9)?,
+            resume_at: r.try_get(10)?,
+            outcome: r.try_get(11)?,
+            trace: r.try_get(12)?,
+            updated_at: r.try_get(13)?,
+        },
+    })
+}
+
+impl TenantDb {
+    /// Stores new runs in one transaction.
+    pub async fn insert_flow_runs(&self, runs: &[NewFlowRun]) -> StoreResult<()> {
+        let sql = self.db.sql_string(format!(
+            "INSERT INTO _flow_runs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', '[0]', NULL, NULL, '[]', ?)"
+        ));
+        let mut tx = self.db.write.begin().await?;
+        for run in runs {
+            sqlx::query(&sql)
+                .bind(&run.id)
+                .bind(&run.flow)
+                .bind(run.version)
+                .bind(&run.definition)
+                .bind(run.recipient)
+                .bind(&run.trigger)
+                .bind(run.depth)
+                .bind(run.started_at)
+                .bind(run.started_at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn flow_run(&self, id: &str) -> StoreResult<Option<FlowRun>> {
+        let sql = self.db.sql_string(format!("SELECT {COLUMNS} FROM _flow_runs WHERE id = ?"));
+        let row = sqlx::query(&sql).bind(id).fetch_optional(&self.db.read).await?;
+        Ok(row.as_ref().map(decode).transpose()?)
+    }
+
+    /// Saves where run `id` is; false when the run is gone (its recipient was deleted).
+    pub async fn save_flow_run(&self, id: &str, p: &RunProgress) -> StoreResult<bool> {
+        let sql = self.db.sql("UPDATE _flow_runs SET state = ?, position = ?, resume_at = ?, outcome = ?, trace = ?, updated_at = ? WHERE id = ?");
+        let done = sqlx::query(&sql)
+            .bind(p.state.name())
+            .bind(&p.position)
+            .bind(p.resume_at)
+            .bind(&p.outcome)
+            .bind(&p.trace)
+            .bind(p.updated_at)
+            .bind(id)
+            .execute(&self.db.write)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// The newest runs of `flow` (of one recipient, when given), newest first, at most `limit`,
+    /// started before `before` (for paging).
+    pub async fn flow_runs(&self, flow: &str, recipient: Option<i64>, before: Option<i64>, limit: i64) -> StoreResult<Vec<FlowRun>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM _flow_runs WHERE flow = ?");
+        if recipient.is_some() {
+            sql.push_str(" AND _recipient = ?");
+        }
+        if before.is_some() {
+            sql.push_str(" AND started_at < ?");
+        }
+        sql.push_str(" ORDER BY started_at DESC, id LIMIT ?");
+        let sql = self.db.sql_string(sql);
+        let mut query = sqlx::query(&sql).bind(flow);
+        if let Some(key) = recipient {
+            query = query.bind(key);
+        }
+        if let Some(before) = before {
+            query = query.bind(before);
+        }
+        let rows = query.bind(limit).fetch_all(&self.db.read).await?;
+        Ok(rows.iter().map(decode).collect::<Result<_, _>>()?)
+    }
+}

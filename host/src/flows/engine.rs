@@ -19,7 +19,7 @@ use crate::queue::{Enqueued, Queue};
 use crate::runtime::Runtime;
 use crate::store::jobs::JobPayload;
 use crate::store::tenant::{NewFlowRun, RunProgress, RunState};
-use crate::store::StoreResult;
+use crate::store::{ControlDb, StoreResult};
 use crate::tenants::{Tenant, Tenants};
 
 /// What runs flows: the instances, the runtime for their extensions, the queue for their jobs.
@@ -29,15 +29,45 @@ pub struct FlowEngine {
     pub queue: Arc<Queue>,
     pub data_dir: Arc<Path>,
     pub clock: Arc<dyn Clock>,
+    pub control: ControlDb,
 }
 
-/// A run's job, as the queue stores it: the run, and the contextual data of the call that
-/// started it (only there: gone from the control plane when the run ends).
+/// A flow job, as the queue stores it (JSON in its payload).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FlowJob {
+    /// The next stretch of one run.
+    Run(RunJob),
+    /// The next batch of a scheduled flow's sweep over its recipients.
+    Sweep(SweepJob),
+}
+
+/// A run's job: the run, and the contextual data of the call that started it (only there: gone
+/// from the control plane when the run ends).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunJob {
     pub run: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Json>,
+}
+
+/// A sweep's job: which flow, which firing (ms), and the last recipient key done.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SweepJob {
+    pub flow: String,
+    pub fired_at: i64,
+    pub after: i64,
+}
+
+impl FlowJob {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a flow job serialises")
+    }
+
+    pub fn to_payload(&self) -> JobPayload {
+        JobPayload::Flow(self.to_json())
+    }
 }
 
 impl FlowEngine {
@@ -86,24 +116,17 @@ impl FlowEngine {
                 started_at: now,
             })
             .collect();
-        tenant.db.insert_flow_runs(&runs).await?;
+        let stored: Vec<_> = runs.iter().map(|r| (r.clone(), RunProgress::start(now))).collect();
+        tenant.db.insert_flow_runs(&stored).await?;
         for run in &runs {
-            let job = RunJob { run: run.id.clone(), context: context.map(|c| c.data.clone()) };
-            let payload = JobPayload::Flow(serde_json::to_string(&job).expect("a run job serialises"));
-            let why = match self.queue.enqueue(tenant.customer_id(), &run.flow, payload).await {
+            let job = FlowJob::Run(RunJob { run: run.id.clone(), context: context.map(|c| c.data.clone()) });
+            let why = match self.queue.enqueue(tenant.customer_id(), &run.flow, job.to_payload()).await {
                 Enqueued::Stored(_) => continue,
                 Enqueued::BacklogFull => "the instance's queue backlog is full",
                 Enqueued::Failed => "the run could not be queued",
             };
             tracing::warn!(flow = %run.flow, reason = why, "a flow run did not start");
-            let progress = RunProgress {
-                state: RunState::Failed,
-                position: "[0]".into(),
-                resume_at: None,
-                outcome: Some(why.to_string()),
-                trace: "[]".into(),
-                updated_at: now,
-            };
+            let progress = RunProgress { state: RunState::Failed, outcome: Some(why.to_string()), ..RunProgress::start(now) };
             tenant.db.save_flow_run(&run.id, &progress).await?;
         }
         Ok(runs.into_iter().map(|r| r.id).collect())

@@ -13,7 +13,9 @@ pub mod context;
 pub mod engine;
 mod nodes;
 mod runner;
+pub mod schedule;
 pub mod send;
+mod sweep;
 
 pub use engine::FlowEngine;
 pub use runner::label;

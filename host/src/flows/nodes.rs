@@ -15,7 +15,7 @@ use crate::domain::{self, DomainError};
 use crate::model::flow::{parse_wait, ConditionNode, Flow, Node, NodeKind};
 use crate::model::Value;
 use crate::runtime::{person_fields, Call, CallFailure, ExtensionKind};
-use crate::store::tenant::{FlowRun, Recipient};
+use crate::store::tenant::Recipient;
 use crate::tenants::Tenant;
 
 /// What a node decided.
@@ -54,7 +54,7 @@ fn step(kind: &'static str, outcome: Outcome) -> NodeStep {
 }
 
 impl FlowEngine {
-    pub(super) async fn node(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, flow: &Flow, node: &Node, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+    pub(super) async fn node(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, flow: &Flow, node: &Node, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
         let kind = match node.kind() {
             Ok(kind) => kind,
             // The flow was checked when it was saved; a stored run of another version may not be.
@@ -62,7 +62,7 @@ impl FlowEngine {
         };
         match kind {
             NodeKind::Condition(c, otherwise) => {
-                let mut s = self.condition(tenant, run, c, recipient, context).await;
+                let mut s = self.condition(tenant, depth, c, recipient, context).await;
                 if let Outcome::Else = s.outcome {
                     if otherwise.is_none() {
                         s.outcome = Outcome::Stop("the condition is false".into());
@@ -70,15 +70,15 @@ impl FlowEngine {
                 }
                 s
             }
-            NodeKind::Step(id) => self.step(tenant, run, id, recipient, context).await,
+            NodeKind::Step(id) => self.step(tenant, depth, id, recipient, context).await,
             NodeKind::Wait(text) => step("wait", parse_wait(text).map_or_else(Outcome::Fail, Outcome::Wait)),
             NodeKind::Set(fields) => step("set", set(tenant, recipient, fields).await),
-            NodeKind::Event(event) => step("event", self.event(tenant, run, recipient, event).await),
+            NodeKind::Event(event) => step("event", self.event(tenant, depth, recipient, event).await),
             NodeKind::Send(template) => step("send", self.send(tenant, flow, recipient, template, context).await),
         }
     }
 
-    async fn condition(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, c: &ConditionNode, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+    async fn condition(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, c: &ConditionNode, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
         if let Some(filter) = &c.filter {
             let holds = match domain::filter(Some(filter), &tenant.model.def, tenant) {
                 Ok(Some(condition)) => tenant.db.recipient_matches(recipient.key, &condition).await.map_err(|e| format!("the filter could not be evaluated: {e}")),
@@ -92,7 +92,7 @@ impl FlowEngine {
             });
         }
         let Some(id) = &c.extension else { return step("condition", Outcome::Fail("a condition without filter or extension".into())) };
-        let call = match self.call(tenant, run, id, ExtensionKind::Condition, context).await {
+        let call = match self.call(tenant, depth, id, ExtensionKind::Condition, context).await {
             Ok(call) => call,
             Err(why) => return step("condition", Outcome::Fail(why)),
         };
@@ -106,8 +106,8 @@ impl FlowEngine {
         NodeStep { kind: "condition", outcome, log }
     }
 
-    async fn step(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, id: &str, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
-        let call = match self.call(tenant, run, id, ExtensionKind::Step, context).await {
+    async fn step(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, id: &str, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+        let call = match self.call(tenant, depth, id, ExtensionKind::Step, context).await {
             Ok(call) => call,
             Err(why) => return step("step", Outcome::Fail(why)),
         };
@@ -121,7 +121,7 @@ impl FlowEngine {
     }
 
     /// The call of extension `id` of `kind` for this run, or why there is none.
-    async fn call(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, id: &str, kind: ExtensionKind, context: Option<&Json>) -> Result<Call, String> {
+    async fn call(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, id: &str, kind: ExtensionKind, context: Option<&Json>) -> Result<Call, String> {
         let extension = match self.runtime.extension(&self.data_dir, tenant, id, kind).await {
             Ok(Some(e)) => e,
             Ok(None) => return Err(format!("extension '{id}' is not uploaded as a {kind} extension")),
@@ -133,13 +133,13 @@ impl FlowEngine {
             id: id.to_string(),
             tenant: tenant.clone(),
             context: context.map(|c| c.to_string()),
-            depth: run.depth,
+            depth,
         })
     }
 
-    async fn event(&self, tenant: &std::sync::Arc<Tenant>, run: &FlowRun, recipient: &Recipient, event: &str) -> Outcome {
-        if run.depth >= MAX_CHAIN_DEPTH {
-            return Outcome::Fail(format!("event {event} not achieved: this run is {} events down a chain, the most there may be", run.depth));
+    async fn event(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, recipient: &Recipient, event: &str) -> Outcome {
+        if depth >= MAX_CHAIN_DEPTH {
+            return Outcome::Fail(format!("event {event} not achieved: this run is {depth} events down a chain, the most there may be"));
         }
         let now = chrono::DateTime::from_timestamp_millis(self.clock.now_millis()).unwrap_or_default().naive_utc();
         if let Err(e) = domain::recipients::achieve_event(tenant, recipient.key, event, now).await {
@@ -147,7 +147,7 @@ impl FlowEngine {
         }
         let what = Happening::EventAchieved(event);
         let started = match FlowEngine::triggered(tenant, what).await {
-            Ok(flows) => self.start(tenant, recipient.key, &flows, what, None, run.depth + 1).await,
+            Ok(flows) => self.start(tenant, recipient.key, &flows, what, None, depth + 1).await,
             Err(e) => Err(e),
         };
         match started {

@@ -9,17 +9,19 @@
 //! the run ends at the end of whichever list it is in (an `else` branch is the rest of the run
 //! for those recipients, not a detour).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value as Json};
 
-use super::engine::{FlowEngine, RunJob};
+use super::engine::{FlowEngine, FlowJob, RunJob};
 use super::nodes::Outcome;
 use crate::model::flow::{Flow, Node};
 use crate::queue::{FlowJobRunner, Queue};
-use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, NewJob};
+use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, Later, NewJob};
 use crate::store::tenant::{FlowRun, RunProgress, RunState};
+use crate::tenants::Tenant;
 
 /// The most trace entries a run keeps (the first ones, then a note).
 const MAX_TRACE: usize = 200;
@@ -49,11 +51,28 @@ pub fn label(position: &[usize]) -> String {
     format!("node {}", parts.join(" else "))
 }
 
+/// How a stretch of a run ended.
+pub(super) enum Walked {
+    /// The run is over.
+    Over(RunState, String),
+    /// The run waits until then (the position is past the `wait`).
+    Waiting(i64),
+    /// The run or its recipient is gone (the recipient was deleted).
+    Gone,
+    /// The store failed; the run goes on from where it was saved.
+    Retry(String),
+}
+
 impl FlowEngine {
     async fn run_job(&self, job: &ClaimedJob, payload: &str) -> JobOutcome {
-        let Ok(run_job) = serde_json::from_str::<RunJob>(payload) else {
-            return JobOutcome::Failed("the run's job does not read".into());
-        };
+        match serde_json::from_str::<FlowJob>(payload) {
+            Ok(FlowJob::Run(run)) => self.run_one(job, payload, run).await,
+            Ok(FlowJob::Sweep(sweep)) => self.sweep(job, sweep).await,
+            Err(_) => JobOutcome::Failed("the flow job does not read".into()),
+        }
+    }
+
+    async fn run_one(&self, job: &ClaimedJob, payload: &str, run_job: RunJob) -> JobOutcome {
         let Some(tenant) = self.tenants.get(&job.customer_id) else {
             return JobOutcome::Failed("the instance no longer exists".into());
         };
@@ -71,18 +90,47 @@ impl FlowEngine {
             Err(e) => return JobOutcome::Failed(format!("the run's flow does not read: {e}")),
         };
         let mut progress = Progress::of(&run);
+        let walked = self.walk(&tenant, run.recipient, run.depth, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
+        let now = self.clock.now_millis();
+        let (saved, outcome) = match walked {
+            Walked::Over(state, why) => (progress.saved(state, None, Some(why), now), JobOutcome::Ended),
+            Walked::Waiting(due_at) => {
+                let later = Later { job: continuation(job, payload), due_at };
+                (progress.saved(RunState::Waiting, Some(due_at), None, now), JobOutcome::Continue(vec![later]))
+            }
+            Walked::Gone => return JobOutcome::Ended,
+            Walked::Retry(why) => return self.retry(job, payload, why),
+        };
+        match tenant.db.save_flow_run(&run.id, &saved).await {
+            Ok(_) => outcome,
+            Err(e) => self.retry(job, payload, format!("the run could not be saved: {e}")),
+        }
+    }
+
+    /// Runs nodes from `progress` for recipient `key` until the run waits or ends, saving after
+    /// each node when the run is stored (`saved_as`; a sweep stores its runs once, at the end).
+    pub(super) async fn walk(
+        &self,
+        tenant: &Arc<Tenant>,
+        key: i64,
+        depth: i64,
+        flow: &Flow,
+        progress: &mut Progress,
+        context: Option<&Json>,
+        saved_as: Option<&str>,
+    ) -> Walked {
         loop {
             let Some(node) = node_at(&flow.nodes, &progress.position) else {
-                return self.end(&tenant, &run, progress, RunState::Done, "completed".into()).await;
+                return Walked::Over(RunState::Done, "completed".into());
             };
-            let recipient = match tenant.db.recipient_by_key(&tenant.model, run.recipient).await {
+            let recipient = match tenant.db.recipient_by_key(&tenant.model, key).await {
                 Ok(Some(r)) => r,
-                Ok(None) => return JobOutcome::Ended,
-                Err(e) => return self.retry(job, payload, format!("the recipient could not be read: {e}")),
+                Ok(None) => return Walked::Gone,
+                Err(e) => return Walked::Retry(format!("the recipient could not be read: {e}")),
             };
             let started = Instant::now();
             let at = self.clock.now_millis();
-            let step = self.node(&tenant, &run, &flow, node, &recipient, run_job.context.as_ref()).await;
+            let step = self.node(tenant, depth, flow, node, &recipient, context).await;
             progress.record(json!({
                 "node": label(&progress.position),
                 "kind": step.kind,
@@ -94,58 +142,52 @@ impl FlowEngine {
             match step.outcome {
                 Outcome::Next => progress.advance(),
                 Outcome::Else => progress.position.push(0),
-                Outcome::Stop(reason) => return self.end(&tenant, &run, progress, RunState::Done, reason).await,
-                Outcome::Fail(reason) => return self.end(&tenant, &run, progress, RunState::Failed, reason).await,
+                Outcome::Stop(reason) => return Walked::Over(RunState::Done, reason),
+                Outcome::Fail(reason) => return Walked::Over(RunState::Failed, reason),
                 Outcome::Wait(wait) => {
                     progress.advance();
-                    let due_at = self.clock.now_millis().saturating_add(wait.as_millis() as i64);
-                    if let Err(e) = tenant.db.save_flow_run(&run.id, &progress.saved(RunState::Waiting, Some(due_at), None, self.clock.now_millis())).await {
-                        return self.retry(job, payload, format!("the run could not be saved: {e}"));
-                    }
-                    return JobOutcome::Continue { then: continuation(job, payload), due_at };
+                    return Walked::Waiting(self.clock.now_millis().saturating_add(wait.as_millis() as i64));
                 }
             }
-            match tenant.db.save_flow_run(&run.id, &progress.saved(RunState::Running, None, None, self.clock.now_millis())).await {
-                Ok(true) => {}
-                Ok(false) => return JobOutcome::Ended,
-                Err(e) => return self.retry(job, payload, format!("the run could not be saved: {e}")),
+            if let Some(id) = saved_as {
+                match tenant.db.save_flow_run(id, &progress.saved(RunState::Running, None, None, self.clock.now_millis())).await {
+                    Ok(true) => {}
+                    Ok(false) => return Walked::Gone,
+                    Err(e) => return Walked::Retry(format!("the run could not be saved: {e}")),
+                }
             }
-        }
-    }
-
-    async fn end(&self, tenant: &crate::tenants::Tenant, run: &FlowRun, progress: Progress, state: RunState, outcome: String) -> JobOutcome {
-        let saved = progress.saved(state, None, Some(outcome.clone()), self.clock.now_millis());
-        match tenant.db.save_flow_run(&run.id, &saved).await {
-            Ok(_) => JobOutcome::Ended,
-            Err(e) => JobOutcome::Failed(format!("the end of the run ({outcome}) could not be saved: {e}")),
         }
     }
 
     /// The store failed: the run goes on from where it was saved, a little later.
     fn retry(&self, job: &ClaimedJob, payload: &str, why: String) -> JobOutcome {
         tracing::warn!(instance = %job.customer_id, flow = %job.extension, reason = %why, "a flow run is retried later");
-        JobOutcome::Continue { then: continuation(job, payload), due_at: self.clock.now_millis() + RETRY_AFTER.as_millis() as i64 }
+        let due_at = self.clock.now_millis() + RETRY_AFTER.as_millis() as i64;
+        JobOutcome::Continue(vec![Later { job: continuation(job, payload), due_at }])
     }
 }
 
 /// The job that goes on with the run later (same run, same contextual data).
 fn continuation(job: &ClaimedJob, payload: &str) -> NewJob {
-    NewJob {
-        id: Queue::new_id(),
-        customer_id: job.customer_id.clone(),
-        extension: job.extension.clone(),
-        accepted_at: 0,
-        payload: JobPayload::Flow(payload.to_string()),
-    }
+    flow_job(&job.customer_id, &job.extension, payload.to_string())
+}
+
+/// A new queue job of a flow of `customer_id`.
+pub(super) fn flow_job(customer_id: &str, flow: &str, payload: String) -> NewJob {
+    NewJob { id: Queue::new_id(), customer_id: customer_id.to_string(), extension: flow.to_string(), accepted_at: 0, payload: JobPayload::Flow(payload) }
 }
 
 /// Where a run is and what it did, between saves.
-struct Progress {
-    position: Vec<usize>,
+pub(super) struct Progress {
+    pub position: Vec<usize>,
     trace: Vec<Json>,
 }
 
 impl Progress {
+    pub fn new() -> Progress {
+        Progress { position: vec![0], trace: Vec::new() }
+    }
+
     fn of(run: &FlowRun) -> Progress {
         Progress {
             position: serde_json::from_str(&run.progress.position).unwrap_or_else(|_| vec![0]),
@@ -167,7 +209,7 @@ impl Progress {
         }
     }
 
-    fn saved(&self, state: RunState, resume_at: Option<i64>, outcome: Option<String>, now: i64) -> RunProgress {
+    pub fn saved(&self, state: RunState, resume_at: Option<i64>, outcome: Option<String>, now: i64) -> RunProgress {
         RunProgress {
             state,
             position: serde_json::to_string(&self.position).expect("positions serialise"),

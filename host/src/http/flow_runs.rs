@@ -36,10 +36,7 @@ struct RunsQuery {
     before: Option<i64>,
 }
 
-fn time(t: &Tenant, millis: i64) -> Json_ {
-    let at = chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default().naive_utc();
-    t.model.formats.timestamp.format_timestamp(at).into()
-}
+use super::flows::time;
 
 fn run_json(t: &Tenant, run: &FlowRun, recipient_id: Json_) -> Json_ {
     let p = &run.progress;

@@ -3,7 +3,8 @@
 //! - `GET /flows`: every flow of the instance, the operator's (`"source": "definition"`, from the
 //!   instance definition) and its own (`"source": "api"`), each with its `name`, `version` and
 //!   definition;
-//! - `GET /flows/{name}`: one;
+//! - `GET /flows/{name}`: one; a scheduled flow also has `scheduled`: `nextAt` and `lastFiring`
+//!   (`at`, `recipients` its sweep has started runs for so far, `done`);
 //! - `PUT /flows/{name}` with a flow (`model::flow` has the format): **201** created / **200**
 //!   replaced, with the stored flow; **400** with every problem in `message` (one per line);
 //!   **409** for a flow the instance definition ships (the operator's to change);
@@ -14,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::Value as Json_;
+use serde_json::{json, Value as Json_};
 
 use super::assets::media;
 use super::error::{ApiError, ApiResult};
@@ -40,9 +41,26 @@ async fn list(caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
     Ok(Json(flows::all(&caller.tenant).await?.iter().map(flow_json).collect()))
 }
 
-async fn one(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
-    let found = flows::find(&caller.tenant, &name).await?.ok_or(ApiError::NotFound)?;
-    Ok(Json(flow_json(&found)))
+async fn one(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
+    let t = &caller.tenant;
+    let found = flows::find(t, &name).await?.ok_or(ApiError::NotFound)?;
+    let mut out = flow_json(&found);
+    if found.flow.trigger.schedule.is_some() {
+        out["scheduled"] = match ctx.flows.control.flow_schedule(t.customer_id(), &name).await? {
+            Some(s) => json!({
+                "nextAt": time(t, s.next_at),
+                "lastFiring": s.fired_at.map(|at| json!({"at": time(t, at), "recipients": s.swept, "done": s.sweep_done})),
+            }),
+            // Not seen by a scheduler yet (it looks every few seconds).
+            None => Json_::Null,
+        };
+    }
+    Ok(Json(out))
+}
+
+pub(super) fn time(t: &crate::tenants::Tenant, millis: i64) -> Json_ {
+    let at = chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default().naive_utc();
+    t.model.formats.timestamp.format_timestamp(at).into()
 }
 
 fn operators(name: &str) -> ApiError {

@@ -5,7 +5,7 @@
 
 use sqlx::{Any, Row, Transaction};
 
-use super::jobs::NewJob;
+use super::jobs::Later;
 use super::{ControlDb, StoreResult};
 
 /// Most continuations moved in one transaction.
@@ -19,21 +19,40 @@ impl ControlDb {
         Ok(n > 0)
     }
 
-    pub(super) async fn insert_delayed(&self, tx: &mut Transaction<'_, Any>, job: &NewJob, due_at: i64) -> Result<(), sqlx::Error> {
-        let sql = self.db.sql("INSERT INTO delayed_jobs (id, customer_id, extension, kind, payload, due_at) VALUES (?, ?, ?, ?, ?, ?)");
+    /// Stores `later`: in the queue at once when it is already due at `now`, else apart.
+    pub(super) async fn insert_continuation(&self, tx: &mut Transaction<'_, Any>, later: &Later, now: i64) -> Result<(), sqlx::Error> {
+        let job = &later.job;
         let payload = match &job.payload {
             super::jobs::JobPayload::Flow(json) => Some(json.as_str()),
             _ => None,
         };
-        sqlx::query(&sql)
-            .bind(&job.id)
-            .bind(&job.customer_id)
-            .bind(&job.extension)
-            .bind(job.payload.kind())
-            .bind(payload)
-            .bind(due_at)
-            .execute(&mut **tx)
-            .await?;
+        if later.due_at <= now {
+            let sql = self.db.sql(
+                "INSERT INTO extension_jobs (id, customer_id, extension, kind, payload, accepted_at, state, method, uri, headers, body)
+                 VALUES (?, ?, ?, ?, ?, ?, 'queued', '', '', '[]', ?)",
+            );
+            sqlx::query(&sql)
+                .bind(&job.id)
+                .bind(&job.customer_id)
+                .bind(&job.extension)
+                .bind(job.payload.kind())
+                .bind(payload)
+                .bind(now)
+                .bind(Vec::<u8>::new())
+                .execute(&mut **tx)
+                .await?;
+        } else {
+            let sql = self.db.sql("INSERT INTO delayed_jobs (id, customer_id, extension, kind, payload, due_at) VALUES (?, ?, ?, ?, ?, ?)");
+            sqlx::query(&sql)
+                .bind(&job.id)
+                .bind(&job.customer_id)
+                .bind(&job.extension)
+                .bind(job.payload.kind())
+                .bind(payload)
+                .bind(later.due_at)
+                .execute(&mut **tx)
+                .await?;
+        }
         Ok(())
     }
 

@@ -88,9 +88,17 @@ pub enum JobOutcome {
     /// Work that leaves no response (a flow run's stretch) is over; what it did is recorded
     /// where it belongs (the run's trace).
     Ended,
-    /// Over for now: `then` runs once the server's clock reaches `due_at` (a flow's `wait`).
-    /// The job ends and its continuation is stored in one transaction.
-    Continue { then: NewJob, due_at: i64 },
+    /// Over for now: each of `then` runs once the server's clock reaches its `due_at` (a flow's
+    /// `wait`, the next batch of a sweep). The job ends and its continuations are stored in one
+    /// transaction.
+    Continue(Vec<Later>),
+}
+
+/// A job to run once the server's clock reaches `due_at`.
+#[derive(Debug, Clone)]
+pub struct Later {
+    pub job: NewJob,
+    pub due_at: i64,
 }
 
 /// A job as the status endpoints see it.
@@ -223,10 +231,12 @@ impl ControlDb {
                         JobOutcome::Deadline => ("failed", None, None, None, Some("deadline")),
                         JobOutcome::Failed(reason) => ("failed", None, None, None, Some(reason.as_str())),
                         JobOutcome::Ended => ("done", None, None, None, None),
-                        JobOutcome::Continue { then, due_at } => {
-                            // Only the run that still holds the job continues it (see below).
+                        JobOutcome::Continue(then) => {
+                            // Only the execution that still holds the job continues it (see below).
                             if self.job_running_on(&mut tx, id, node).await? {
-                                self.insert_delayed(&mut tx, then, *due_at).await?;
+                                for later in then {
+                                    self.insert_continuation(&mut tx, later, *at).await?;
+                                }
                             }
                             ("done", None, None, None, None)
                         }

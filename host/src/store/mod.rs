@@ -11,6 +11,7 @@ pub mod db;
 pub mod delayed;
 pub mod jobs;
 pub mod nodes;
+pub mod schedules;
 pub mod tenant;
 
 use std::path::{Path, PathBuf};

@@ -74,6 +74,13 @@ pub struct RunProgress {
     pub updated_at: i64,
 }
 
+impl RunProgress {
+    /// A run that has not run a node yet.
+    pub fn start(now: i64) -> RunProgress {
+        RunProgress { state: RunState::Running, position: "[0]".into(), resume_at: None, outcome: None, trace: "[]".into(), updated_at: now }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct FlowRun {
     pub id: String,
@@ -111,13 +118,12 @@ fn decode(r: &AnyRow) -> Result<FlowRun, sqlx::Error> {
 }
 
 impl TenantDb {
-    /// Stores new runs in one transaction.
-    pub async fn insert_flow_runs(&self, runs: &[NewFlowRun]) -> StoreResult<()> {
-        let sql = self.db.sql_string(format!(
-            "INSERT INTO _flow_runs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', '[0]', NULL, NULL, '[]', ?)"
-        ));
+    /// Stores new runs, each where it is (just started, or already run by a sweep), in one
+    /// transaction.
+    pub async fn insert_flow_runs(&self, runs: &[(NewFlowRun, RunProgress)]) -> StoreResult<()> {
+        let sql = self.db.sql_string(format!("INSERT INTO _flow_runs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         let mut tx = self.db.write.begin().await?;
-        for run in runs {
+        for (run, p) in runs {
             sqlx::query(&sql)
                 .bind(&run.id)
                 .bind(&run.flow)
@@ -127,7 +133,12 @@ impl TenantDb {
                 .bind(&run.trigger)
                 .bind(run.depth)
                 .bind(run.started_at)
-                .bind(run.started_at)
+                .bind(p.state.name())
+                .bind(&p.position)
+                .bind(p.resume_at)
+                .bind(&p.outcome)
+                .bind(&p.trace)
+                .bind(p.updated_at)
                 .execute(&mut *tx)
                 .await?;
         }

@@ -110,6 +110,16 @@ impl TenantDb {
         Ok(row.is_some())
     }
 
+    /// The keys of up to `limit` recipients after key `after` that satisfy `condition` (all when
+    /// none), in key order: a scheduled flow's sweep, one batch at a time.
+    pub async fn recipient_keys_after(&self, condition: Option<&Condition>, after: i64, limit: i64) -> StoreResult<Vec<i64>> {
+        let filter = condition.map_or("1=1".to_string(), |c| format!("({})", c.sql));
+        let sql = self.db.sql_string(format!("SELECT _id FROM recipients WHERE _id > ? AND {filter} ORDER BY _id LIMIT ?"));
+        let query = bind_all(sqlx::query(&sql).bind(after), condition.map_or(&[][..], |c| &c.binds));
+        let rows = query.bind(limit).fetch_all(&self.db.read).await?;
+        Ok(rows.iter().map(|r| r.get::<i64, _>(0)).collect())
+    }
+
     /// Creates a recipient. A NUMBER Recipient Id left empty gets the next free number.
     pub async fn create_recipient(&self, model: &Model, mut values: Vec<Assignment>) -> StoreResult<Recipient> {
         check_indexed(model, &values)?;

@@ -1,0 +1,60 @@
+//! Scheduled flows in the control plane (`flow_schedules`): when each fires next, and how far
+//! its latest firing's sweep has gone. Every node's scheduler looks; the node whose update moves
+//! `next_at` on is the one that fires (a compare-and-set), so a firing happens once.
+
+use sqlx::Row;
+
+use super::{ControlDb, StoreResult};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowSchedule {
+    pub schedule: String,
+    pub next_at: i64,
+    pub fired_at: Option<i64>,
+    pub swept: i64,
+    pub sweep_done: bool,
+}
+
+impl ControlDb {
+    pub async fn flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<Option<FlowSchedule>> {
+        let sql = self.db.sql("SELECT schedule, next_at, fired_at, swept, sweep_done FROM flow_schedules WHERE customer_id = ? AND flow = ?");
+        let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(&self.db.read).await?;
+        Ok(row.map(|r| FlowSchedule {
+            schedule: r.get(0),
+            next_at: r.get(1),
+            fired_at: r.get(2),
+            swept: r.get(3),
+            sweep_done: r.get::<i64, _>(4) != 0,
+        }))
+    }
+
+    /// Sets when flow `flow` fires next, for cron `schedule` (a new or changed schedule).
+    pub async fn set_flow_schedule(&self, customer_id: &str, flow: &str, schedule: &str, next_at: i64) -> StoreResult<()> {
+        let sql = self.db.sql(
+            "INSERT INTO flow_schedules (customer_id, flow, schedule, next_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT (customer_id, flow) DO UPDATE SET schedule = excluded.schedule, next_at = excluded.next_at",
+        );
+        sqlx::query(&sql).bind(customer_id).bind(flow).bind(schedule).bind(next_at).execute(&self.db.write).await?;
+        Ok(())
+    }
+
+    /// Fires the schedule due at `due` (moving it on to `next_at`) unless another node did:
+    /// true when this call fired it.
+    pub async fn fire_flow_schedule(&self, customer_id: &str, flow: &str, due: i64, next_at: i64) -> StoreResult<bool> {
+        let sql = self.db.sql(
+            "UPDATE flow_schedules SET next_at = ?, fired_at = ?, swept = 0, sweep_done = 0
+             WHERE customer_id = ? AND flow = ? AND next_at = ?",
+        );
+        let done = sqlx::query(&sql).bind(next_at).bind(due).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Counts `more` recipients swept for the firing at `fired_at` (and whether it is over).
+    pub async fn record_sweep(&self, customer_id: &str, flow: &str, fired_at: i64, more: i64, done: bool) -> StoreResult<()> {
+        let sql = self.db.sql(
+            "UPDATE flow_schedules SET swept = swept + ?, sweep_done = ? WHERE customer_id = ? AND flow = ? AND fired_at = ?",
+        );
+        sqlx::query(&sql).bind(more).bind(i64::from(done)).bind(customer_id).bind(flow).bind(fired_at).execute(&self.db.write).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,69 @@
+//! Scheduled flows: at its cron time (the server's clock), a flow runs for every recipient of its
+//! target group, in batches, with its progress on `GET /flows/{name}`.
+
+use std::time::{Duration, Instant};
+
+use herald_tests::{json, Api, TestServer};
+use serde_json::Value;
+
+/// `GET /flows/{name}` once `ready` holds for it.
+async fn flow_when(api: &Api, name: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let flow = api.get(&format!("/flows/{name}")).await.json();
+        if ready(&flow) {
+            return flow;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{what} never came: {flow}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_scheduled_flow_runs_for_every_recipient_of_its_target_group() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.upload_extension("adult.wasm", env!("GUEST_CONDITION_ADULT"), "condition").await;
+    api.upload_extension("tagger.wasm", env!("GUEST_STEP_TAGGER"), "step").await;
+    // More adults than one batch holds (200), and some who are not in the target group.
+    for i in 0..230 {
+        api.create_recipient(json!({"EMAIL": format!("adult{i}@example.com"), "AGE": 20 + i % 50})).await;
+    }
+    let mut minors = Vec::new();
+    for i in 0..3 {
+        minors.push(api.create_recipient(json!({"EMAIL": format!("minor{i}@example.com"), "AGE": 12})).await);
+    }
+    let flow = json!({
+        "trigger": {"schedule": "0 9 * * *", "targetGroup": "ADULTS"},
+        "nodes": [{"condition": {"extension": "adult"}}, {"step": "tagger"}]
+    });
+    api.put("/flows/daily", flow).await.expect(201);
+    let seen = flow_when(&api, "daily", "the scheduler's first look", |f| f["scheduled"]["nextAt"].is_string()).await;
+    assert!(seen["scheduled"]["lastFiring"].is_null(), "not fired before its time: {seen}");
+    // A day later, 09:00 UTC has passed once.
+    s.clock.advance_secs(25 * 3600);
+    let fired = flow_when(&api, "daily", "the end of the sweep", |f| f["scheduled"]["lastFiring"]["done"] == true).await;
+    assert_eq!(fired["scheduled"]["lastFiring"]["recipients"], 230, "{fired}");
+
+    let tagged = api.get("/recipients?filter=COUNTRY==\"FR\"").await.json();
+    assert_eq!(tagged.as_array().map(Vec::len), Some(230));
+    for minor in minors {
+        assert!(api.get(&format!("/recipients/{minor}")).await.json()["personData"]["COUNTRY"].is_null());
+        assert_eq!(api.get(&format!("/flows/daily/runs?recipientId={minor}")).await.json(), json!([]));
+    }
+    let runs = api.get("/flows/daily/runs?recipientId=1").await.json();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    assert_eq!((runs[0]["trigger"].as_str(), runs[0]["outcome"].as_str()), (Some("schedule"), Some("completed")));
+    let traced = api.get(&format!("/flows/daily/runs/{}", runs[0]["id"].as_str().unwrap())).await.json();
+    assert_eq!(traced["trace"].as_array().map(Vec::len), Some(2), "{traced}");
+
+    // It fires once per time: nothing more until the next 09:00.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(api.get("/flows/daily/runs?recipientId=1").await.json().as_array().map(Vec::len), Some(1));
+    s.clock.advance_secs(24 * 3600);
+    flow_when(&api, "daily", "the second firing", |f| {
+        f["scheduled"]["lastFiring"]["done"] == true && f["scheduled"]["lastFiring"]["at"] != fired["scheduled"]["lastFiring"]["at"]
+    })
+    .await;
+    assert_eq!(api.get("/flows/daily/runs?recipientId=1").await.json().as_array().map(Vec::len), Some(2));
+}

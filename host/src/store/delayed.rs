@@ -26,33 +26,26 @@ impl ControlDb {
             super::jobs::JobPayload::Flow(json) => Some(json.as_str()),
             _ => None,
         };
-        if later.due_at <= now {
-            let sql = self.db.sql(
+        let due = later.due_at <= now;
+        let sql = if due {
+            self.db.sql(
                 "INSERT INTO extension_jobs (id, customer_id, extension, kind, payload, accepted_at, state, method, uri, headers, body)
                  VALUES (?, ?, ?, ?, ?, ?, 'queued', '', '', '[]', ?)",
-            );
-            sqlx::query(&sql)
-                .bind(&job.id)
-                .bind(&job.customer_id)
-                .bind(&job.extension)
-                .bind(job.payload.kind())
-                .bind(payload)
-                .bind(now)
-                .bind(Vec::<u8>::new())
-                .execute(&mut **tx)
-                .await?;
+            )
         } else {
-            let sql = self.db.sql("INSERT INTO delayed_jobs (id, customer_id, extension, kind, payload, due_at) VALUES (?, ?, ?, ?, ?, ?)");
-            sqlx::query(&sql)
-                .bind(&job.id)
-                .bind(&job.customer_id)
-                .bind(&job.extension)
-                .bind(job.payload.kind())
-                .bind(payload)
-                .bind(later.due_at)
-                .execute(&mut **tx)
-                .await?;
+            self.db.sql("INSERT INTO delayed_jobs (id, customer_id, extension, kind, payload, due_at) VALUES (?, ?, ?, ?, ?, ?)")
+        };
+        let mut query = sqlx::query(&sql)
+            .bind(&job.id)
+            .bind(&job.customer_id)
+            .bind(&job.extension)
+            .bind(job.payload.kind())
+            .bind(payload)
+            .bind(if due { now } else { later.due_at });
+        if due {
+            query = query.bind(Vec::<u8>::new());
         }
+        query.execute(&mut **tx).await?;
         Ok(())
     }
 

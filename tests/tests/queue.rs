@@ -122,6 +122,7 @@ async fn one_instance_flooding_the_queue_does_not_starve_another() {
     // work at the least. They are accepted ten at a time, so that their durable writes share
     // commits: on a slow disk, one call after another could take as long as demo's executions
     // and the flood would drain while it was being accepted (seen once in CI).
+    let flood_started = Instant::now();
     let mut flood = Vec::new();
     for _ in 0..4 {
         let wave = futures_util::future::join_all((0..10).map(|_| demo.post_empty("/extensions/secure/job/x?ms=2000"))).await;
@@ -130,12 +131,14 @@ async fn one_instance_flooding_the_queue_does_not_starve_another() {
             flood.push(r.json()["queueId"].as_str().unwrap().to_string());
         }
     }
+    let flood_accepted_in = flood_started.elapsed();
     let started = Instant::now();
     let mut mine = Vec::new();
     for r in futures_util::future::join_all((0..2).map(|_| staging.post_empty("/extensions/secure/job/x?ms=50"))).await {
         r.expect(202);
         mine.push(r.json()["queueId"].as_str().unwrap().to_string());
     }
+    let mine_accepted_in = started.elapsed();
     for id in &mine {
         loop {
             let r = staging.get(&format!("/extensions/status/secure/{id}")).await;
@@ -158,8 +161,10 @@ async fn one_instance_flooding_the_queue_does_not_starve_another() {
     let pending = statuses.get(&202).copied().unwrap_or(0);
     assert!(
         pending >= 20,
-        "staging's executions waited for demo's flood ({pending} of 40 still pending when they were done after {waited:?}; statuses of the flood: {statuses:?})"
+        "staging's executions waited for demo's flood ({pending} of 40 still pending when they were done after {waited:?}; statuses of the flood: {statuses:?}; \
+         the flood was accepted in {flood_accepted_in:?}, staging's calls in {mine_accepted_in:?})"
     );
+    eprintln!("fairness: flood accepted in {flood_accepted_in:?}, staging's in {mine_accepted_in:?}, done after {waited:?} with {pending} of 40 pending");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -188,13 +188,25 @@ impl ControlDb {
     /// claim is not flushed to disk on its own (see `relax`): lost to a power cut, the job is
     /// queued again. Nodes sharing a PostgreSQL database skip the rows another node is claiming.
     pub async fn claim_jobs(&self, customer_id: &str, limit: usize, now: i64, node: &str) -> StoreResult<Vec<ClaimedJob>> {
-        let skip_locked = if self.db.dialect == Dialect::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
-        let sql = self.db.sql_string(format!(
-            "UPDATE extension_jobs SET state = 'running', started_at = ?, attempts = attempts + 1, node = ?
-             WHERE state = 'queued' AND seq IN (
-               SELECT seq FROM extension_jobs WHERE state = 'queued' AND customer_id = ? ORDER BY seq LIMIT ?{skip_locked})
-             RETURNING {CLAIMED_COLUMNS}"
-        ));
+        // PostgreSQL may run a `seq IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)` subquery more
+        // than once within the UPDATE, each time skipping what it locked before, and so claim
+        // more than `limit` jobs (an instance then took every worker: the fairness test caught
+        // it about one run in four). The jobs are picked once, in a materialised CTE.
+        let sql = match self.db.dialect {
+            Dialect::Postgres => format!(
+                "WITH picked AS MATERIALIZED (
+                   SELECT seq FROM extension_jobs WHERE state = 'queued' AND customer_id = $3 ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+                 UPDATE extension_jobs SET state = 'running', started_at = $1, attempts = attempts + 1, node = $2
+                 FROM picked WHERE extension_jobs.seq = picked.seq
+                 RETURNING {CLAIMED_COLUMNS}"
+            ),
+            Dialect::Sqlite => format!(
+                "UPDATE extension_jobs SET state = 'running', started_at = ?, attempts = attempts + 1, node = ?
+                 WHERE state = 'queued' AND seq IN (
+                   SELECT seq FROM extension_jobs WHERE state = 'queued' AND customer_id = ? ORDER BY seq LIMIT ?)
+                 RETURNING {CLAIMED_COLUMNS}"
+            ),
+        };
         let mut conn = self.db.write.acquire().await?;
         relax(&mut conn, self.db.dialect).await?;
         let claimed = async {

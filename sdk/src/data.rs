@@ -21,6 +21,18 @@ pub mod recipients {
         Ok(wit::recipients_read::find(filter, limit)?.into_iter().map(Record::from).collect())
     }
 
+    /// The recipient's records of One-To-Many table `table` matching an RSQL filter on the
+    /// table's fields (blank: all), at most `limit` (<= 1000).
+    ///
+    /// ```no_run
+    /// // Purchases since a date, of the recipient whose USER_ID is 42.
+    /// let recent = herald_sdk::recipients::records("USER_ID", 42.0, "PURCHASES", "PURCHASED_AT=ge=2026-01-01T00:00:00Z", 1)?;
+    /// # Ok::<(), herald_sdk::Error>(())
+    /// ```
+    pub fn records(key_field: &str, key: impl Into<Value>, table: &str, filter: &str, limit: u32) -> Result<Vec<Record>, Error> {
+        Ok(wit::recipients_read::records(key_field, &key.into(), table, filter, limit)?.into_iter().map(Record::from).collect())
+    }
+
     /// Creates a recipient; `Error::Conflict` when a unique value is taken.
     pub fn create(person_data: Record) -> Result<Record, Error> {
         wit::recipients_write::create(&Vec::from(person_data)).map(Record::from)

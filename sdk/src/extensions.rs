@@ -64,6 +64,24 @@ pub trait AuthHeader {
     fn headers(host: &str, method: &str, path_with_query: &str) -> Result<Vec<(String, String)>, String>;
 }
 
+/// The contextual data as a type of the extension's own (its Context Parameter Schema's shape);
+/// `Ok(None)` when the run has none.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct Signup { city: String }
+///
+/// let context = Some(serde_json::json!({"city": "Lyon"}));
+/// let signup: Option<Signup> = herald_sdk::extensions::context_as(&context).unwrap();
+/// assert_eq!(signup.unwrap().city, "Lyon");
+/// ```
+pub fn context_as<T: serde::de::DeserializeOwned>(context: &Option<serde_json::Value>) -> Result<Option<T>, String> {
+    match context {
+        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|e| format!("the contextual data does not fit: {e}")),
+        None => Ok(None),
+    }
+}
+
 /// The context text as JSON (used by the export macros).
 #[doc(hidden)]
 pub fn parse_context(context: Option<String>) -> Option<serde_json::Value> {

@@ -167,6 +167,22 @@ impl Record {
         &self.0
     }
 
+    /// The record as a type of the extension's own (typed access to a recipient's Person Data):
+    /// fields by name, NUMBERs as numbers, everything else as text, empty fields as null.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize)]
+    /// #[allow(non_snake_case)]
+    /// struct Shopper { USER_ID: f64, CITY: Option<String> }
+    ///
+    /// let r = herald_sdk::Record::new().with("USER_ID", 7.0).with("CITY", "Lyon");
+    /// let shopper: Shopper = r.parse().unwrap();
+    /// assert_eq!((shopper.USER_ID, shopper.CITY.as_deref()), (7.0, Some("Lyon")));
+    /// ```
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        serde_json::from_value(self.to_json()).map_err(|e| format!("the record does not fit: {e}"))
+    }
+
     /// The record as a JSON object.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::Value::Object(self.0.iter().map(|f| (f.name.clone(), f.value.to_json())).collect())

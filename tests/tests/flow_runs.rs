@@ -257,3 +257,49 @@ async fn creations_start_flows_within_their_instance() {
     let theirs = demo.get(&format!("/flows/greet/runs?recipientId={id}")).await.json()[0]["id"].as_str().unwrap().to_string();
     staging.get(&format!("/flows/greet/runs/{theirs}")).await.expect(404);
 }
+
+/// The demo's STORE_ASSIGNMENT with the guest examples it names: a recipient with a purchase in
+/// the last 30 days is assigned the store of its city; one whose purchases are older is not. The
+/// same step, in a flow whose calls carry contextual data, takes the city from there.
+#[tokio::test]
+async fn the_demo_store_assignment_runs_the_guest_examples() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.upload_extension("recent-buyer.wasm", env!("GUEST_RECENT_BUYER"), "condition").await;
+    api.upload_extension("nearest-store.wasm", env!("GUEST_NEAREST_STORE"), "step").await;
+    for (id, city) in [("S1", "Paris"), ("S2", "Lyon"), ("S3", "Nice")] {
+        api.post("/globaldata/tables/STORES/record", json!({"ID": id, "NAME": format!("{city} store"), "CITY": city})).await.expect(201);
+    }
+    let day = chrono::Duration::days(1);
+    let now = chrono::Utc::now();
+    let recent = api.create_recipient(json!({"EMAIL": "r@example.com", "CITY": "Lyon"})).await;
+    let old = api.create_recipient(json!({"EMAIL": "o@example.com", "CITY": "Lyon"})).await;
+    let visitor = api.create_recipient(json!({"EMAIL": "v@example.com", "CITY": "Lyon"})).await;
+    for (id, at) in [(recent, now - day * 2), (old, now - day * 60), (visitor, now - day)] {
+        let records = json!([{"ID": format!("p{id}"), "PRODUCT": "tea", "AMOUNT": 4, "PURCHASED_AT": at.format("%Y-%m-%dT%H:%M:%SZ").to_string()}]);
+        api.post(&format!("/recipients/{id}/oneToManyTables/PURCHASES/:batchUpdateRecords"), records).await.expect(200);
+    }
+    for id in [recent, old] {
+        api.post_empty(&achieve(id, "PURCHASE_MADE")).await.expect(200);
+    }
+    let store = |id: i64| {
+        let api = &api;
+        async move { api.get(&format!("/recipients/{id}")).await.json()["personData"]["STORE"].clone() }
+    };
+    let runs = runs_over(&api, "STORE_ASSIGNMENT", recent, 1).await;
+    assert_eq!(runs[0]["outcome"], "completed", "{runs:?}");
+    assert_eq!(store(recent).await, "S2");
+    let runs = runs_over(&api, "STORE_ASSIGNMENT", old, 1).await;
+    assert_eq!(runs[0]["outcome"], "the condition is false", "{runs:?}");
+    assert!(store(old).await.is_null());
+    let traced = run(&api, "STORE_ASSIGNMENT", &runs[0]).await;
+    assert!(traced["trace"][0]["log"].to_string().contains("purchases since"), "{traced}");
+
+    let schema = br#"{"models": [{"name": "VISIT", "type": "person_data", "fields": [{"name": "CITY", "data_type": "string", "required": true}]}]}"#;
+    let form = herald_tests::reqwest::multipart::Form::new().part("file", herald_tests::reqwest::multipart::Part::bytes(schema.to_vec()).file_name("visit.json"));
+    herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/contexts").multipart(form).send().await.unwrap()).await.expect(201);
+    api.put("/flows/visit", json!({"trigger": {"event": "NEWSLETTER_SIGNUP"}, "contextSchema": "visit", "nodes": [{"step": "nearest-store"}]})).await.expect(201);
+    api.post(&achieve(visitor, "NEWSLETTER_SIGNUP"), json!({"name": "visit", "data": {"VISIT": {"CITY": "Nice"}}})).await.expect(200);
+    runs_over(&api, "visit", visitor, 1).await;
+    assert_eq!(store(visitor).await, "S3");
+}

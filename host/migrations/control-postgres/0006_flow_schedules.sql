@@ -8,5 +8,6 @@ CREATE TABLE flow_schedules (
     fired_at    BIGINT,
     swept       BIGINT NOT NULL DEFAULT 0,
     sweep_done  BIGINT NOT NULL DEFAULT 0,
+    swept_at    BIGINT,
     PRIMARY KEY (customer_id, flow)
 );

@@ -8,5 +8,6 @@ CREATE TABLE flow_schedules (
     fired_at    INTEGER,           -- the latest firing
     swept       INTEGER NOT NULL DEFAULT 0,  -- recipients its sweep has started runs for
     sweep_done  INTEGER NOT NULL DEFAULT 0,  -- 1 once the sweep went through every recipient
+    swept_at    INTEGER,           -- when its sweep last finished a batch (a live sweep moves)
     PRIMARY KEY (customer_id, flow)
 );

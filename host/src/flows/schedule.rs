@@ -2,7 +2,9 @@
 //! clock). Every node looks at every instance's scheduled flows now and then; when one is due,
 //! the node that moves its next time on (`ControlDb::fire_flow_schedule`, a compare-and-set)
 //! queues the first batch of its sweep (`sweep.rs`). A new or changed schedule first fires at its
-//! next time after now: firings missed while no node ran are not made up.
+//! next time after now: firings missed while no node ran are not made up. A firing that comes
+//! while the flow's previous sweep is still going is skipped (logged), so one flow's sweeps never
+//! overlap.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +16,10 @@ use super::engine::{FlowEngine, FlowJob, SweepJob};
 use super::InstanceFlow;
 use crate::queue::Enqueued;
 use crate::tenants::Tenant;
+
+/// A sweep that finished a batch this recently is taken to be going on (a batch takes seconds;
+/// a sweep lost to a crash stops holding its flow's firings back after this).
+const SWEEP_ALIVE_MS: i64 = 10 * 60 * 1000;
 
 pub fn spawn(engine: Arc<FlowEngine>, every: Duration) -> JoinHandle<()> {
     tokio::spawn(async move {
@@ -53,6 +59,13 @@ impl FlowEngine {
         let now = self.clock.now_millis();
         let Some(next) = next_after(&cron, now) else { return Ok(()) };
         match self.control.flow_schedule(customer, name).await? {
+            // The last firing's sweep is still going (it finished a batch lately): this firing
+            // is skipped, so sweeps of one flow never overlap.
+            Some(s) if &s.schedule == text && now >= s.next_at && !s.sweep_done && s.swept_at.is_some_and(|at| now - at < SWEEP_ALIVE_MS) => {
+                if self.control.skip_flow_schedule(customer, name, s.next_at, next).await? {
+                    tracing::warn!(instance = customer, flow = name, "a scheduled flow's firing is skipped: its previous sweep is still going");
+                }
+            }
             Some(s) if &s.schedule == text => {
                 if now >= s.next_at && self.control.fire_flow_schedule(customer, name, s.next_at, next).await? {
                     let first = FlowJob::Sweep(SweepJob { flow: name.to_string(), fired_at: s.next_at, after: 0 });

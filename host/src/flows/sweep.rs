@@ -99,7 +99,7 @@ impl FlowEngine {
 
     /// Counts a batch in the schedule's progress, then ends the job with `outcome`.
     async fn swept(&self, tenant: &Tenant, sweep: &SweepJob, count: i64, done: bool, outcome: JobOutcome) -> JobOutcome {
-        if let Err(e) = self.control.record_sweep(tenant.customer_id(), &sweep.flow, sweep.fired_at, count, done).await {
+        if let Err(e) = self.control.record_sweep(tenant.customer_id(), &sweep.flow, sweep.fired_at, count, done, self.clock.now_millis()).await {
             tracing::warn!(flow = %sweep.flow, error = %e, "a sweep's progress could not be recorded");
         }
         outcome

@@ -115,6 +115,16 @@ fn unique_key(model: &Model, key_field: &str, key: WitValue) -> Answer<(usize, V
 impl types::Host for CallState {}
 
 impl recipients_read::Host for CallState {
+    async fn records(&mut self, key_field: String, key: WitValue, table: String, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
+        let tenant = Arc::clone(&self.tenant);
+        let (index, value) = unique_key(&tenant.model, &key_field, key)?;
+        let recipient = tenant.db.find_recipient(&tenant.model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
+        let scope = domain::tables::one_to_many(&tenant, &table, recipient.key).map_err(from_domain)?;
+        let condition = condition(&filter, scope.def, &tenant)?;
+        let records = tenant.db.records(&scope, condition.as_ref()).await.map_err(from_store)?;
+        Ok(records.iter().take(limit.min(MAX_FIND) as usize).map(|r| table_fields(scope.def, r)).collect())
+    }
+
     async fn get(&mut self, key_field: String, key: WitValue) -> Answer<Option<Vec<Field>>> {
         let tenant = Arc::clone(&self.tenant);
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;

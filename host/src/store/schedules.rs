@@ -13,11 +13,13 @@ pub struct FlowSchedule {
     pub fired_at: Option<i64>,
     pub swept: i64,
     pub sweep_done: bool,
+    /// When its sweep last finished a batch (or fired).
+    pub swept_at: Option<i64>,
 }
 
 impl ControlDb {
     pub async fn flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<Option<FlowSchedule>> {
-        let sql = self.db.sql("SELECT schedule, next_at, fired_at, swept, sweep_done FROM flow_schedules WHERE customer_id = ? AND flow = ?");
+        let sql = self.db.sql("SELECT schedule, next_at, fired_at, swept, sweep_done, swept_at FROM flow_schedules WHERE customer_id = ? AND flow = ?");
         let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(&self.db.read).await?;
         Ok(row.map(|r| FlowSchedule {
             schedule: r.get(0),
@@ -25,6 +27,7 @@ impl ControlDb {
             fired_at: r.get(2),
             swept: r.get(3),
             sweep_done: r.get::<i64, _>(4) != 0,
+            swept_at: r.get(5),
         }))
     }
 
@@ -42,19 +45,27 @@ impl ControlDb {
     /// true when this call fired it.
     pub async fn fire_flow_schedule(&self, customer_id: &str, flow: &str, due: i64, next_at: i64) -> StoreResult<bool> {
         let sql = self.db.sql(
-            "UPDATE flow_schedules SET next_at = ?, fired_at = ?, swept = 0, sweep_done = 0
+            "UPDATE flow_schedules SET next_at = ?, fired_at = ?, swept = 0, sweep_done = 0, swept_at = ?
              WHERE customer_id = ? AND flow = ? AND next_at = ?",
         );
-        let done = sqlx::query(&sql).bind(next_at).bind(due).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
+        let done = sqlx::query(&sql).bind(next_at).bind(due).bind(due).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Moves the schedule due at `due` on to `next_at` without firing (its last sweep is still
+    /// going); true when this call moved it.
+    pub async fn skip_flow_schedule(&self, customer_id: &str, flow: &str, due: i64, next_at: i64) -> StoreResult<bool> {
+        let sql = self.db.sql("UPDATE flow_schedules SET next_at = ? WHERE customer_id = ? AND flow = ? AND next_at = ?");
+        let done = sqlx::query(&sql).bind(next_at).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
         Ok(done.rows_affected() == 1)
     }
 
     /// Counts `more` recipients swept for the firing at `fired_at` (and whether it is over).
-    pub async fn record_sweep(&self, customer_id: &str, flow: &str, fired_at: i64, more: i64, done: bool) -> StoreResult<()> {
+    pub async fn record_sweep(&self, customer_id: &str, flow: &str, fired_at: i64, more: i64, done: bool, now: i64) -> StoreResult<()> {
         let sql = self.db.sql(
-            "UPDATE flow_schedules SET swept = swept + ?, sweep_done = ? WHERE customer_id = ? AND flow = ? AND fired_at = ?",
+            "UPDATE flow_schedules SET swept = swept + ?, sweep_done = ?, swept_at = ? WHERE customer_id = ? AND flow = ? AND fired_at = ?",
         );
-        sqlx::query(&sql).bind(more).bind(i64::from(done)).bind(customer_id).bind(flow).bind(fired_at).execute(&self.db.write).await?;
+        sqlx::query(&sql).bind(more).bind(i64::from(done)).bind(now).bind(customer_id).bind(flow).bind(fired_at).execute(&self.db.write).await?;
         Ok(())
     }
 }

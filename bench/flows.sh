@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Flows (issue 15): a scheduled flow with one condition extension (condition-adult) and one step
+# extension (step-tagger, which writes the recipient's COUNTRY) over N seeded recipients: how many
+# recipients a second go through condition + step, the server's memory while it runs, and the
+# latency of GET one recipient while it runs compared with idle.
+#
+#   bench/flows.sh                          # release build, SQLite, 100,000 and 1,000,000
+#   SIZES="20000" bench/flows.sh            # quicker
+#   DATABASE_URL=$(scripts/postgres.sh) bench/flows.sh   # on PostgreSQL
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=${SIZES:-"100000 1000000"}
+PROFILE=${PROFILE:-release}
+PORT=${PORT:-18995}
+DURATION=${DURATION:-10}
+SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
+source bench/lib.sh
+need_wrk
+CONDITION=$(guest_wasm condition-adult)
+STEP=$(guest_wasm step-tagger)
+AUTH="Authorization: Bearer $TOKEN"
+to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }
+p99() { # url: the p99 of wrk -c4 on it for DURATION seconds
+  wrk -t1 -c4 -d"${DURATION}s" --latency -H "$AUTH" "$1" >"$DIR/wrk.txt"
+  to_ms "$(awk '$1 == "99%" {print $2}' "$DIR/wrk.txt")"
+}
+upload() { # file name type
+  curl -s -o /dev/null -w '%{http_code}' -X POST "$B/assets/extensions" -H "$AUTH" -F "file=@$1;filename=$2" -F "type=$3"
+}
+progress() { curl -s -H "$AUTH" "$B/flows/sweep" | python3 -c '
+import json, sys
+f = json.load(sys.stdin).get("scheduled") or {}
+last = f.get("lastFiring") or {}
+print(last.get("recipients", 0), "done" if last.get("done") else "going")'; }
+
+echo
+echo "## Flows: profile $PROFILE, $(nproc) cores, ${DATABASE_URL:+PostgreSQL}${DATABASE_URL:-SQLite}; condition-adult + step-tagger per recipient"
+echo
+echo "| recipients | recipients/s through condition + step | server RSS before / peak during | GET one recipient p99 idle / during the sweep |"
+echo "|---|---|---|---|"
+SEEDED=0
+for N in $SIZES; do
+  echo "seeding up to $N recipients" >&2
+  "$BIN" seed --data-dir "$DIR" --instance demo --count $((N - SEEDED)) >/dev/null 2>&1
+  SEEDED=$N
+  [ "$(upload "$CONDITION" adult.wasm condition)" = 201 ] || [ "$(upload "$CONDITION" adult.wasm condition)" = 200 ] || true
+  upload "$STEP" tagger.wasm step >/dev/null
+  IDLE=$(p99 "$B/recipients/1")
+  RSS_BEFORE=$(rss_kib)
+  # Every minute: the bench waits for the next minute's firing, then for the end of its sweep.
+  curl -s -o /dev/null -X DELETE -H "$AUTH" "$B/flows/sweep"
+  curl -s -o /dev/null -X PUT -H "$AUTH" -H 'Content-Type: application/json' "$B/flows/sweep" \
+    -d '{"trigger": {"schedule": "* * * * *", "filter": "USER_ID>0"}, "nodes": [{"condition": {"extension": "adult"}}, {"step": "tagger"}]}'
+  echo "waiting for the next minute's firing" >&2
+  until [ "$(progress | cut -d' ' -f1)" != 0 ]; do sleep 0.2; done
+  START=$(date +%s.%N); FROM=$(progress | cut -d' ' -f1)
+  DURING=$(p99 "$B/recipients/1")
+  PEAK=$(rss_kib)
+  while read -r swept state < <(progress); [ "$state" != done ]; do
+    sleep 0.5; r=$(rss_kib); [ "$r" -gt "$PEAK" ] && PEAK=$r
+    echo "  $swept of $N" >&2
+  done
+  END=$(date +%s.%N)
+  RATE=$(echo "($N - $FROM) / ($END - $START)" | bc)
+  curl -s -o /dev/null -X DELETE -H "$AUTH" "$B/flows/sweep"
+  echo "| $N | $RATE | $((RSS_BEFORE / 1024)) MiB / $((PEAK / 1024)) MiB | $IDLE ms / $DURING ms |"
+done

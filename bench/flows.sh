@@ -13,6 +13,8 @@ SIZES=${SIZES:-"100000 1000000"}
 PROFILE=${PROFILE:-release}
 PORT=${PORT:-18995}
 DURATION=${DURATION:-10}
+# The flow's nodes (JSON); the default is the issue's condition + step.
+NODES=${NODES:-'[{"condition": {"extension": "adult"}}, {"step": "tagger"}]'}
 SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
 source bench/lib.sh
 need_wrk
@@ -34,7 +36,7 @@ last = f.get("lastFiring") or {}
 print(last.get("recipients", 0), "done" if last.get("done") else "going")'; }
 
 echo
-echo "## Flows: profile $PROFILE, $(nproc) cores, ${DATABASE_URL:+PostgreSQL}${DATABASE_URL:-SQLite}; condition-adult + step-tagger per recipient"
+echo "## Flows: profile $PROFILE, $(nproc) cores, ${DATABASE_URL:+PostgreSQL}${DATABASE_URL:-SQLite}; nodes $NODES"
 echo
 echo "| recipients | recipients/s through condition + step | server RSS before / peak during | GET one recipient p99 idle / during the sweep |"
 echo "|---|---|---|---|"
@@ -50,7 +52,7 @@ for N in $SIZES; do
   # Every minute: the bench waits for the next minute's firing, then for the end of its sweep.
   curl -s -o /dev/null -X DELETE -H "$AUTH" "$B/flows/sweep"
   curl -s -o /dev/null -X PUT -H "$AUTH" -H 'Content-Type: application/json' "$B/flows/sweep" \
-    -d '{"trigger": {"schedule": "* * * * *", "filter": "USER_ID>0"}, "nodes": [{"condition": {"extension": "adult"}}, {"step": "tagger"}]}'
+    -d "{\"trigger\": {\"schedule\": \"* * * * *\", \"filter\": \"USER_ID>0\"}, \"nodes\": $NODES}"
   echo "waiting for the next minute's firing" >&2
   until [ "$(progress | cut -d' ' -f1)" != 0 ]; do sleep 0.2; done
   START=$(date +%s.%N); FROM=$(progress | cut -d' ' -f1)

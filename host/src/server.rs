@@ -76,6 +76,9 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let control = ControlDb::open(&backend).await.context("opening the control database")?;
     let demo = if config.demo { demo::ensure(&control, &config.data_dir).await? } else { false };
     let tenants = Tenants::load(control.clone()).await?;
+    if demo {
+        demo::share_welcome(&tenants).await?;
+    }
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
     let daily = Arc::new(DailyCounters::new(control.clone()));
     let limits = Arc::new(Limits {

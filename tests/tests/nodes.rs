@@ -28,15 +28,29 @@ async fn scalar(url: &str, sql: &str) -> i64 {
     n
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
+/// Two nodes over one fresh PostgreSQL database, each on a data directory of its own.
+struct TwoNodes {
+    database: TestDatabase,
+    a: ServerProcess,
+    b: ServerProcess,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+/// `None` on SQLite (one process per data directory there).
+async fn two_nodes() -> Option<TwoNodes> {
     let Some(database) = TestDatabase::create().await else {
         eprintln!("several nodes need PostgreSQL: this test runs in the PostgreSQL pass of scripts/test.sh");
-        return;
+        return None;
     };
-    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = ServerProcess::start(dir_a.path(), Some(&database.url), &ARGS).await;
-    let b = ServerProcess::start(dir_b.path(), Some(&database.url), &ARGS).await;
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = ServerProcess::start(dirs.0.path(), Some(&database.url), &ARGS).await;
+    let b = ServerProcess::start(dirs.1.path(), Some(&database.url), &ARGS).await;
+    Some(TwoNodes { database, a, b, _dirs: dirs })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
+    let Some(TwoNodes { database, a, b, _dirs }) = two_nodes().await else { return };
     let client = reqwest::Client::new();
 
     // A token from A works on B.
@@ -97,4 +111,40 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     }
     let rerun = scalar(&database.url, "SELECT COUNT(*) FROM herald.extension_jobs WHERE attempts >= 2").await;
     assert!(rerun > 0, "the killed node's executions were run again by B");
+}
+
+/// Flows across nodes: a Context Parameter Schema published and a template committed through
+/// node A are what node B checks a call against and what a run renders, on whichever node runs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flow_runs_see_schemas_and_templates_published_on_another_node() {
+    let Some(TwoNodes { database: _database, a, b, _dirs }) = two_nodes().await else { return };
+    let on_a = Api::login(&a.base, "demo-public-key", "demo-public-secret").await;
+    let on_b = Api { base: b.base.clone(), ..on_a.clone() };
+
+    let schema = br#"{"models": [{"name": "VISIT", "type": "person_data", "fields": [{"name": "CITY", "data_type": "string", "required": true}]}]}"#;
+    let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(schema.to_vec()).file_name("visit.json"));
+    herald_tests::answer(on_a.request(Method::POST, "/assets/contexts").multipart(form).send().await.unwrap()).await.expect(201);
+    on_a.commit_template("visit.txt", "{% set subject = \"Hello from \" ~ context.VISIT.CITY %}Seen in {{ context.VISIT.CITY }}").await;
+    on_a.put("/flows/visit", json!({"trigger": {"event": "NEWSLETTER_SIGNUP"}, "contextSchema": "visit", "nodes": [{"send": "visit"}]})).await.expect(201);
+
+    // Node B knows the schema (a second publication of it is a conflict there too) and checks
+    // calls against it.
+    let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(schema.to_vec()).file_name("visit.json"));
+    herald_tests::answer(on_b.request(Method::POST, "/assets/contexts").multipart(form).send().await.unwrap()).await.expect(409);
+    let id = on_b.post("/recipients", json!({"personData": {"EMAIL": "v@nodes.test"}})).await.json()["personData"]["USER_ID"].as_i64().unwrap();
+    let achieve = format!("/recipients/{id}/events/NEWSLETTER_SIGNUP/:achieveEvent");
+    on_b.post(&achieve, json!({"name": "visit", "data": {"VISIT": {}}})).await.expect(400);
+    on_b.post(&achieve, json!({"name": "visit", "data": {"VISIT": {"CITY": "Nantes"}}})).await.expect(200);
+
+    let started = Instant::now();
+    let sent = loop {
+        let history = on_a.get(&format!("/recipients/{id}/communicationHistory")).await.json();
+        if history.as_array().is_some_and(|h| !h.is_empty()) {
+            break history;
+        }
+        let runs = on_b.get(&format!("/flows/visit/runs?recipientId={id}")).await.json();
+        assert!(started.elapsed() < Duration::from_secs(20), "nothing sent: {runs}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!((sent[0]["subject"].as_str(), sent[0]["content"].as_str()), (Some("Hello from Nantes"), Some("Seen in Nantes")), "{sent}");
 }

@@ -9,6 +9,8 @@ use serde_json::Value as Json;
 use crate::assets::contexts;
 use crate::assets::{Kind, MediaArea, RelPath};
 use crate::model::flow::Flow;
+use crate::store::tenant::SharedArea;
+use crate::tenants::Tenant;
 
 /// Contextual data that passed its schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,8 +19,21 @@ pub struct Context {
     pub data: Json,
 }
 
+/// The published Context Parameter Schema `name` (its JSON): from the instance's store, which
+/// every node reads, else from this node's media area (schemas published before the store kept
+/// them). `None` when there is none, or the store cannot be read (logged).
+pub async fn schema_bytes(tenant: &Tenant, media: &MediaArea, name: &str) -> Option<Vec<u8>> {
+    let path = RelPath::parse("schema", &format!("{name}.json")).ok()?;
+    match tenant.db.shared_file(SharedArea::Contexts, &path.as_text()).await {
+        Ok(Some(bytes)) => return Some(bytes),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "a Context Parameter Schema could not be read from the store"),
+    }
+    tokio::fs::read(media.path(Kind::Contexts, &path)).await.ok()
+}
+
 /// Reads and checks the optional body of a triggering call; the error says what is wrong.
-pub async fn read(body: Option<Json>, media: &MediaArea) -> Result<Option<Context>, String> {
+pub async fn read(body: Option<Json>, tenant: &Tenant, media: &MediaArea) -> Result<Option<Context>, String> {
     let Some(body) = body else { return Ok(None) };
     let object = body.as_object().ok_or("the body must be a JSON object {\"name\": <schema>, \"data\": {...}}")?;
     if let Some(other) = object.keys().find(|k| !matches!(k.as_str(), "name" | "data")) {
@@ -26,11 +41,7 @@ pub async fn read(body: Option<Json>, media: &MediaArea) -> Result<Option<Contex
     }
     let name = object.get("name").and_then(Json::as_str).ok_or("the body needs 'name', the Context Parameter Schema of its data")?;
     let data = object.get("data").cloned().ok_or("the body needs 'data', the contextual data")?;
-    let path = RelPath::parse("schema", &format!("{name}.json")).map_err(|_| format!("unknown Context Parameter Schema '{name}'"))?;
-    let bytes = match tokio::fs::read(media.path(Kind::Contexts, &path)).await {
-        Ok(bytes) => bytes,
-        Err(_) => return Err(format!("unknown Context Parameter Schema '{name}'")),
-    };
+    let bytes = schema_bytes(tenant, media, name).await.ok_or_else(|| format!("unknown Context Parameter Schema '{name}'"))?;
     let schema = contexts::parse(&bytes).map_err(|e| format!("the Context Parameter Schema '{name}' is not valid: {e}"))?;
     contexts::validate(&schema, &data).map_err(|problems| format!("the contextual data does not fit schema '{name}': {}", problems.join("; ")))?;
     Ok(Some(Context { schema: name.to_string(), data }))

@@ -20,7 +20,7 @@ mod sweep;
 pub use engine::FlowEngine;
 pub use runner::label;
 
-use crate::assets::{Kind, MediaArea, RelPath};
+use crate::assets::{MediaArea, RelPath};
 use crate::model::flow::{each_node, problems, Flow, NodeKind};
 use crate::runtime::ExtensionKind;
 use crate::store::StoreResult;
@@ -86,8 +86,7 @@ pub async fn find(tenant: &Tenant, name: &str) -> StoreResult<Option<InstanceFlo
 pub async fn check(flow: &Flow, tenant: &Tenant, media: &MediaArea) -> StoreResult<Vec<String>> {
     let mut out = problems(flow, &tenant.model);
     if let Some(schema) = &flow.context_schema {
-        let known = RelPath::parse("schema", &format!("{schema}.json")).ok().map(|p| media.path(Kind::Contexts, &p));
-        if !matches!(known, Some(path) if tokio::fs::try_exists(&path).await.unwrap_or(false)) {
+        if context::schema_bytes(tenant, media, schema).await.is_none() {
             out.push(format!("unknown Context Parameter Schema '{schema}' (upload it with the Assets API first)"));
         }
     }

@@ -158,7 +158,7 @@ impl FlowEngine {
 
     async fn send(&self, tenant: &Tenant, flow: &Flow, recipient: &Recipient, template: &str, context: Option<&Json>) -> Outcome {
         let media = MediaArea::new(&self.data_dir, tenant.customer_id());
-        let template = match super::send::find(&media, template).await {
+        let template = match super::send::find(tenant, &media, template).await {
             Ok(t) => t,
             Err(why) => return Outcome::Fail(why),
         };

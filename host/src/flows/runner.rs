@@ -17,10 +17,10 @@ use serde_json::{json, Value as Json};
 
 use super::engine::{FlowEngine, FlowJob, RunJob};
 use super::nodes::Outcome;
-use crate::model::flow::{Flow, Node};
+use crate::model::flow::{Flow, Node, NodeKind};
 use crate::queue::{FlowJobRunner, Queue};
 use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, Later, NewJob};
-use crate::store::tenant::{FlowRun, RunProgress, RunState};
+use crate::store::tenant::{FlowRun, Recipient, RunProgress, RunState};
 use crate::tenants::Tenant;
 
 /// The most trace entries a run keeps (the first ones, then a note).
@@ -90,7 +90,7 @@ impl FlowEngine {
             Err(e) => return JobOutcome::Failed(format!("the run's flow does not read: {e}")),
         };
         let mut progress = Progress::of(&run);
-        let walked = self.walk(&tenant, run.recipient, run.depth, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
+        let walked = self.walk(&tenant, run.recipient, None, run.depth, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
         let now = self.clock.now_millis();
         let (saved, outcome) = match walked {
             Walked::Over(state, why) => (progress.saved(state, None, Some(why), now), JobOutcome::Ended),
@@ -109,10 +109,14 @@ impl FlowEngine {
 
     /// Runs nodes from `progress` for recipient `key` until the run waits or ends, saving after
     /// each node when the run is stored (`saved_as`; a sweep stores its runs once, at the end).
+    /// The recipient is read before a node unless it is `known` (a sweep reads its batch at
+    /// once) and no node since could have changed it (conditions and waits do not).
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn walk(
         &self,
         tenant: &Arc<Tenant>,
         key: i64,
+        mut known: Option<Recipient>,
         depth: i64,
         flow: &Flow,
         progress: &mut Progress,
@@ -123,14 +127,20 @@ impl FlowEngine {
             let Some(node) = node_at(&flow.nodes, &progress.position) else {
                 return Walked::Over(RunState::Done, "completed".into());
             };
-            let recipient = match tenant.db.recipient_by_key(&tenant.model, key).await {
-                Ok(Some(r)) => r,
-                Ok(None) => return Walked::Gone,
-                Err(e) => return Walked::Retry(format!("the recipient could not be read: {e}")),
+            let recipient = match known.take() {
+                Some(r) => r,
+                None => match tenant.db.recipient_by_key(&tenant.model, key).await {
+                    Ok(Some(r)) => r,
+                    Ok(None) => return Walked::Gone,
+                    Err(e) => return Walked::Retry(format!("the recipient could not be read: {e}")),
+                },
             };
             let started = Instant::now();
             let at = self.clock.now_millis();
             let step = self.node(tenant, depth, flow, node, &recipient, context).await;
+            if matches!(node.kind(), Ok(NodeKind::Condition(..) | NodeKind::Wait(_))) {
+                known = Some(recipient);
+            }
             progress.record(json!({
                 "node": label(&progress.position),
                 "kind": step.kind,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value as Json};
 
 use crate::assets::{MediaArea, RelPath};
-use crate::store::tenant::{Communication, Recipient};
+use crate::store::tenant::{Communication, Recipient, SharedArea};
 use crate::tenants::Tenant;
 
 /// Rendering steps one template may take per recipient.
@@ -30,10 +30,15 @@ pub struct Template {
     pub source: String,
 }
 
-/// The committed template `wanted` (`welcome` finds `welcome.html`); the error says why not.
-pub async fn find(media: &MediaArea, wanted: &str) -> Result<Template, String> {
+/// The committed template `wanted` (`welcome` finds `welcome.html`): from the instance's store,
+/// which every node reads, else from this node's media area (templates committed before the
+/// store kept them). The error says why there is none.
+pub async fn find(tenant: &Tenant, media: &MediaArea, wanted: &str) -> Result<Template, String> {
     let missing = || format!("template '{wanted}' is not committed (upload and commit it with the Assets API)");
     let rel = RelPath::parse("template", wanted).map_err(|_| missing())?;
+    if let Some(found) = shared(tenant, &rel).await? {
+        return Ok(found);
+    }
     let exact = media.committed_template(&rel);
     let path = match tokio::fs::metadata(&exact).await {
         Ok(m) if m.is_file() => exact,
@@ -47,6 +52,22 @@ pub async fn find(media: &MediaArea, wanted: &str) -> Result<Template, String> {
         _ => rel.as_text(),
     };
     Ok(Template { name, source })
+}
+
+async fn shared(tenant: &Tenant, rel: &RelPath) -> Result<Option<Template>, String> {
+    let area = SharedArea::CommittedTemplates;
+    let fault = |e: crate::store::StoreError| format!("the committed templates could not be read: {e}");
+    let text = rel.as_text();
+    let path = match tenant.db.shared_file(area, &text).await.map_err(fault)? {
+        Some(_) => text,
+        None => match tenant.db.shared_paths_with_stem(area, &text).await.map_err(fault)?.into_iter().next() {
+            Some(path) => path,
+            None => return Ok(None),
+        },
+    };
+    let Some(bytes) = tenant.db.shared_file(area, &path).await.map_err(fault)? else { return Ok(None) };
+    let source = String::from_utf8(bytes).map_err(|_| format!("template '{path}' is not UTF-8 text"))?;
+    Ok(Some(Template { name: path, source }))
 }
 
 /// The file beside `path` whose name without its extension is `path`'s name (the first by name).

@@ -15,7 +15,7 @@ use crate::domain;
 use crate::model::flow::Flow;
 use crate::queue::Queue;
 use crate::store::jobs::{ClaimedJob, JobOutcome, Later};
-use crate::store::tenant::{NewFlowRun, RunProgress, RunState};
+use crate::store::tenant::{NewFlowRun, Recipient, RunProgress, RunState};
 use crate::tenants::Tenant;
 
 /// Recipients per batch, and how many of a batch run at once.
@@ -41,10 +41,15 @@ impl FlowEngine {
             Ok(keys) => keys,
             Err(e) => return JobOutcome::Failed(format!("the flow's recipients could not be read: {e}")),
         };
+        let recipients = match tenant.db.recipients_by_keys(&tenant.model, &keys).await {
+            Ok(found) => found,
+            Err(e) => return JobOutcome::Failed(format!("the flow's recipients could not be read: {e}")),
+        };
         let definition = serde_json::to_string(&flow.flow).expect("a flow serialises");
         let now = self.clock.now_millis();
-        let runs: Vec<(NewFlowRun, RunProgress)> = futures_util::stream::iter(keys.iter().copied())
-            .map(|key| {
+        let runs: Vec<(NewFlowRun, RunProgress)> = futures_util::stream::iter(recipients)
+            .map(|recipient| {
+                let key = recipient.key;
                 let run = NewFlowRun {
                     id: Queue::new_id(),
                     flow: flow.flow.name.clone(),
@@ -55,7 +60,7 @@ impl FlowEngine {
                     depth: 0,
                     started_at: now,
                 };
-                self.run_inline(&tenant, &flow.flow, run)
+                self.run_inline(&tenant, &flow.flow, run, recipient)
             })
             .buffer_unordered(AT_ONCE)
             .filter_map(|r| async move { r })
@@ -84,9 +89,9 @@ impl FlowEngine {
     }
 
     /// Runs a new run's nodes until it waits or ends; `None` when its recipient is gone.
-    async fn run_inline(&self, tenant: &Arc<Tenant>, flow: &Flow, run: NewFlowRun) -> Option<(NewFlowRun, RunProgress)> {
+    async fn run_inline(&self, tenant: &Arc<Tenant>, flow: &Flow, run: NewFlowRun, recipient: Recipient) -> Option<(NewFlowRun, RunProgress)> {
         let mut progress = Progress::new();
-        let walked = self.walk(tenant, run.recipient, 0, flow, &mut progress, None, None).await;
+        let walked = self.walk(tenant, run.recipient, Some(recipient), 0, flow, &mut progress, None, None).await;
         let now = self.clock.now_millis();
         let saved = match walked {
             Walked::Over(state, why) => progress.saved(state, None, Some(why), now),

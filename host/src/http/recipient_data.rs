@@ -103,7 +103,7 @@ async fn achieve_event(
     }
     let r = resolve(t, &id).await?;
     let body = if body.is_empty() { None } else { Some(json_body(&body)?) };
-    let context = crate::flows::context::read(body, &super::assets::media(&ctx, t)).await.map_err(ApiError::BadRequest)?;
+    let context = crate::flows::context::read(body, t, &super::assets::media(&ctx, t)).await.map_err(ApiError::BadRequest)?;
     let what = Happening::EventAchieved(&event);
     let triggered = FlowEngine::triggered(t, what).await?;
     let flows: Vec<_> = triggered.iter().map(|f| &f.flow).collect();

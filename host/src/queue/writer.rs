@@ -53,9 +53,14 @@ pub(super) fn spawn(control: ControlDb, node: Arc<str>, mut writes: mpsc::Receiv
                 }
             }
             if !finished.is_empty() {
-                if let Err(e) = control.finish_jobs(&finished, &node).await {
+                // A continuation already due (a sweep's next batch) is queued by this write: the
+                // dispatcher is told, rather than finding it at its next poll.
+                let continues = finished.iter().any(|(_, outcome, _)| matches!(outcome, JobOutcome::Continue(_)));
+                match control.finish_jobs(&finished, &node).await {
+                    Ok(()) if continues => wake.notify_one(),
+                    Ok(()) => {}
                     // The jobs stay `running` and are queued again once this node is gone.
-                    tracing::error!(error = %e, jobs = finished.len(), "the results of extension executions could not be saved");
+                    Err(e) => tracing::error!(error = %e, jobs = finished.len(), "the results of extension executions could not be saved"),
                 }
             }
         }

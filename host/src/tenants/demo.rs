@@ -61,6 +61,18 @@ async fn write_welcome(media: &MediaArea) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The demo's committed template in each demo instance's store, where flow runs on any node
+/// read it (`flows::send`); one committed since is left as it is.
+pub async fn share_welcome(tenants: &super::Tenants) -> anyhow::Result<()> {
+    let file = DefinitionFile::from_toml(DEMO).map_err(anyhow::Error::msg)?;
+    for settings in &file.instances {
+        if let Some(tenant) = tenants.get(&settings.customer_id) {
+            tenant.db.insert_shared_file(crate::store::tenant::SharedArea::CommittedTemplates, "welcome.html", WELCOME_TEMPLATE.as_bytes()).await?;
+        }
+    }
+    Ok(())
+}
+
 /// The start-up banner of demo mode (printed to stdout, not to the log).
 pub fn banner(base_url: &str) -> String {
     let mut out = format!("Herald demo mode: {base_url}\n  instance      client_id                   client_secret               scope\n");

@@ -14,6 +14,7 @@ use crate::assets::{contexts, list, Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::ApiContext;
+use crate::store::tenant::SharedArea;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new()
@@ -39,21 +40,27 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     let schema = contexts::parse(&bytes).map_err(ApiError::BadRequest)?;
     let target = media.path(Kind::Contexts, &path);
     let size = file.size;
+    // The store's copy is the one every node reads (`flows::context`); this node's file is for
+    // listing and WebDAV.
+    let tenant = &caller.tenant;
+    let name = file.name.trim_end_matches(".json");
+    let old = crate::flows::context::schema_bytes(tenant, &media, name).await;
     if !replace {
-        return if file.temp.create(&target).await.map_err(io_fault)? {
-            Ok((StatusCode::CREATED, Json(stored("contexts", &path, size))).into_response())
-        } else {
-            Err(ApiError::Conflict(format!("contexts/{} exists; PUT adds to it", file.name)))
-        };
+        if old.is_some() || !tenant.db.insert_shared_file(SharedArea::Contexts, &path.as_text(), &bytes).await? {
+            return Err(ApiError::Conflict(format!("contexts/{} exists; PUT adds to it", file.name)));
+        }
+        file.temp.replace(&target).await.map_err(io_fault)?;
+        return Ok((StatusCode::CREATED, Json(stored("contexts", &path, size))).into_response());
     }
-    if let Ok(old) = tokio::fs::read(&target).await {
+    if let Some(old) = &old {
         // A stored schema that no longer parses is replaced rather than blocking the fix.
-        if let Ok(old) = contexts::parse(&old) {
+        if let Ok(old) = contexts::parse(old) {
             contexts::check_evolution(&old, &schema).map_err(ApiError::Conflict)?;
         }
     }
-    let existed = file.temp.replace(&target).await.map_err(io_fault)?;
-    let status = if existed { StatusCode::OK } else { StatusCode::CREATED };
+    tenant.db.put_shared_file(SharedArea::Contexts, &path.as_text(), &bytes).await?;
+    file.temp.replace(&target).await.map_err(io_fault)?;
+    let status = if old.is_some() { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(stored("contexts", &path, size))).into_response())
 }
 

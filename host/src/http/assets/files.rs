@@ -149,8 +149,11 @@ async fn template_method(
     if !tokio::fs::metadata(&working).await.is_ok_and(|m| m.is_file()) {
         return Err(ApiError::NotFound);
     }
+    // The store's copy is the one flow runs render, on whichever node (`flows::send`).
+    let bytes = tokio::fs::read(&working).await.map_err(io_fault)?;
+    caller.tenant.db.put_shared_file(crate::store::tenant::SharedArea::CommittedTemplates, &path.as_text(), &bytes).await?;
     let temp = media.temp_path().await.map_err(io_fault)?;
-    tokio::fs::copy(&working, temp.path()).await.map_err(io_fault)?;
+    tokio::fs::write(temp.path(), &bytes).await.map_err(io_fault)?;
     temp.replace(&media.committed_template(&path)).await.map_err(io_fault)?;
     Ok(Json(json!({ "path": format!("templates/{}", path.as_text()), "committed": true })))
 }

@@ -11,6 +11,7 @@ mod paging;
 mod records;
 mod recipients;
 mod schema;
+mod shared_files;
 
 pub use communications::Communication;
 pub use extensions::{ExecutionLog, ExtensionRecord};
@@ -21,6 +22,7 @@ pub use paging::DocumentInfo;
 pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use recipients::{EventRecord, Recipient};
 pub use schema::{gdt_table, otm_table};
+pub use shared_files::SharedArea;
 
 use super::db::Db;
 use super::{StoreError, StoreResult};

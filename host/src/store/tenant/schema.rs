@@ -63,6 +63,9 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
      ALTER TABLE _communications ADD COLUMN template TEXT;
      ALTER TABLE _communications ADD COLUMN flow TEXT;
      ALTER TABLE _communications ADD COLUMN content TEXT;",
+    // version 8: files every node reads the same (Context Parameter Schemas, committed templates)
+    "CREATE TABLE _shared_files (area TEXT NOT NULL, path TEXT NOT NULL, content BLOB NOT NULL, updated_at INTEGER NOT NULL,
+         PRIMARY KEY (area, path));",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -109,6 +112,8 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
      ALTER TABLE _communications ADD COLUMN template TEXT COLLATE \"C\";
      ALTER TABLE _communications ADD COLUMN flow TEXT COLLATE \"C\";
      ALTER TABLE _communications ADD COLUMN content TEXT;",
+    "CREATE TABLE _shared_files (area TEXT COLLATE \"C\" NOT NULL, path TEXT COLLATE \"C\" NOT NULL, content BYTEA NOT NULL,
+         updated_at BIGINT NOT NULL, PRIMARY KEY (area, path));",
 ];
 
 /// The column that keeps insertion order where no other column does.

@@ -103,19 +103,7 @@ impl FlowEngine {
             Happening::Created => "recipient created".to_string(),
         };
         let now = self.clock.now_millis();
-        let runs: Vec<NewFlowRun> = flows
-            .iter()
-            .map(|f| NewFlowRun {
-                id: Queue::new_id(),
-                flow: f.flow.name.clone(),
-                version: f.version,
-                definition: serde_json::to_string(&f.flow).expect("a flow serialises"),
-                recipient: key,
-                trigger: trigger.clone(),
-                depth,
-                started_at: now,
-            })
-            .collect();
+        let runs: Vec<NewFlowRun> = flows.iter().map(|f| new_run(f, definition(f), key, &trigger, depth, now)).collect();
         let stored: Vec<_> = runs.iter().map(|r| (r.clone(), RunProgress::start(now))).collect();
         tenant.db.insert_flow_runs(&stored).await?;
         for run in &runs {
@@ -132,20 +120,40 @@ impl FlowEngine {
         Ok(runs.into_iter().map(|r| r.id).collect())
     }
 
-    /// Looks the flows up and starts them; failures are logged (the change that triggered them
-    /// stands).
+    /// Looks up the flows `what` triggers and starts them, without contextual data.
+    pub(super) async fn start_triggered(&self, tenant: &Tenant, key: i64, what: Happening<'_>, depth: i64) -> StoreResult<Vec<String>> {
+        let flows = Self::triggered(tenant, what).await?;
+        self.start(tenant, key, &flows, what, None, depth).await
+    }
+
+    /// `start_triggered`, with failures logged (the change that triggered them stands).
     async fn start_logged(&self, tenant: &Arc<Tenant>, key: i64, what: Happening<'_>, depth: i64) {
         if depth > MAX_CHAIN_DEPTH {
             tracing::warn!(instance = tenant.customer_id(), ?what, depth, "flows not started: the chain of events is deeper than {MAX_CHAIN_DEPTH}");
             return;
         }
-        let started = match Self::triggered(tenant, what).await {
-            Ok(flows) => self.start(tenant, key, &flows, what, None, depth).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = started {
+        if let Err(e) = self.start_triggered(tenant, key, what, depth).await {
             tracing::error!(instance = tenant.customer_id(), ?what, error = %e, "flows could not be started");
         }
+    }
+}
+
+/// The definition a run of `flow` follows (kept with the run).
+pub(super) fn definition(flow: &InstanceFlow) -> String {
+    serde_json::to_string(&flow.flow).expect("a flow serialises")
+}
+
+/// A new run of `flow` for recipient `key`, as stored before it runs.
+pub(super) fn new_run(flow: &InstanceFlow, definition: String, key: i64, trigger: &str, depth: i64, now: i64) -> NewFlowRun {
+    NewFlowRun {
+        id: Queue::new_id(),
+        flow: flow.flow.name.clone(),
+        version: flow.version,
+        definition,
+        recipient: key,
+        trigger: trigger.to_string(),
+        depth,
+        started_at: now,
     }
 }
 

@@ -18,7 +18,6 @@ pub mod send;
 mod sweep;
 
 pub use engine::FlowEngine;
-pub use runner::label;
 
 use crate::assets::{MediaArea, RelPath};
 use crate::model::flow::{each_node, problems, Flow, NodeKind};
@@ -70,11 +69,6 @@ pub async fn all(tenant: &Tenant) -> StoreResult<Vec<InstanceFlow>> {
         }
     }
     Ok(out)
-}
-
-/// The flows an achieved `event` triggers.
-pub async fn triggered_by_event(tenant: &Tenant, event: &str) -> StoreResult<Vec<InstanceFlow>> {
-    Ok(all(tenant).await?.into_iter().filter(|f| f.flow.trigger.event.as_deref() == Some(event)).collect())
 }
 
 /// The flow `name` of the instance, if any.

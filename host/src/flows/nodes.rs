@@ -141,16 +141,11 @@ impl FlowEngine {
         if depth >= MAX_CHAIN_DEPTH {
             return Outcome::Fail(format!("event {event} not achieved: this run is {depth} events down a chain, the most there may be"));
         }
-        let now = chrono::DateTime::from_timestamp_millis(self.clock.now_millis()).unwrap_or_default().naive_utc();
+        let now = self.clock.now_utc();
         if let Err(e) = domain::recipients::achieve_event(tenant, recipient.key, event, now).await {
             return Outcome::Fail(format!("event {event} could not be achieved: {}", domain_message(e)));
         }
-        let what = Happening::EventAchieved(event);
-        let started = match FlowEngine::triggered(tenant, what).await {
-            Ok(flows) => self.start(tenant, recipient.key, &flows, what, None, depth + 1).await,
-            Err(e) => Err(e),
-        };
-        match started {
+        match self.start_triggered(tenant, recipient.key, Happening::EventAchieved(event), depth + 1).await {
             Ok(_) => Outcome::Next,
             Err(e) => Outcome::Fail(format!("event {event} was achieved but its flows could not start: {e}")),
         }
@@ -166,7 +161,7 @@ impl FlowEngine {
             Ok(v) => v,
             Err(why) => return Outcome::Fail(why),
         };
-        let now = chrono::DateTime::from_timestamp_millis(self.clock.now_millis()).unwrap_or_default().naive_utc();
+        let now = self.clock.now_utc();
         let entry = match super::send::render(&template, &variables, &flow.name, now) {
             Ok(entry) => entry,
             Err(why) => return Outcome::Fail(format!("nothing sent: {why}")),

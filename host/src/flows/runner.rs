@@ -46,7 +46,7 @@ fn node_at<'a>(nodes: &'a [Node], position: &[usize]) -> Option<&'a Node> {
 }
 
 /// `node 2 else 1`, as the flow checks name places.
-pub fn label(position: &[usize]) -> String {
+fn label(position: &[usize]) -> String {
     let parts: Vec<String> = position.iter().map(|i| (i + 1).to_string()).collect();
     format!("node {}", parts.join(" else "))
 }

@@ -58,14 +58,15 @@ async fn shared(tenant: &Tenant, rel: &RelPath) -> Result<Option<Template>, Stri
     let area = SharedArea::CommittedTemplates;
     let fault = |e: crate::store::StoreError| format!("the committed templates could not be read: {e}");
     let text = rel.as_text();
-    let path = match tenant.db.shared_file(area, &text).await.map_err(fault)? {
-        Some(_) => text,
-        None => match tenant.db.shared_paths_with_stem(area, &text).await.map_err(fault)?.into_iter().next() {
-            Some(path) => path,
-            None => return Ok(None),
-        },
+    // The exact name is read once; only a name without extension looks for one with it.
+    let (path, bytes) = match tenant.db.shared_file(area, &text).await.map_err(fault)? {
+        Some(bytes) => (text, bytes),
+        None => {
+            let Some(path) = tenant.db.shared_paths_with_stem(area, &text).await.map_err(fault)?.into_iter().next() else { return Ok(None) };
+            let Some(bytes) = tenant.db.shared_file(area, &path).await.map_err(fault)? else { return Ok(None) };
+            (path, bytes)
+        }
     };
-    let Some(bytes) = tenant.db.shared_file(area, &path).await.map_err(fault)? else { return Ok(None) };
     let source = String::from_utf8(bytes).map_err(|_| format!("template '{path}' is not UTF-8 text"))?;
     Ok(Some(Template { name: path, source }))
 }

@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 
-use super::engine::{FlowEngine, FlowJob, RunJob, SweepJob};
+use super::engine::{definition, new_run, FlowEngine, FlowJob, RunJob, SweepJob};
 use super::runner::{flow_job, Progress, Walked};
 use crate::domain;
 use crate::model::flow::Flow;
-use crate::queue::Queue;
 use crate::store::jobs::{ClaimedJob, JobOutcome, Later};
 use crate::store::tenant::{NewFlowRun, Recipient, RunProgress, RunState};
 use crate::tenants::Tenant;
@@ -45,21 +44,11 @@ impl FlowEngine {
             Ok(found) => found,
             Err(e) => return JobOutcome::Failed(format!("the flow's recipients could not be read: {e}")),
         };
-        let definition = serde_json::to_string(&flow.flow).expect("a flow serialises");
+        let definition = definition(&flow);
         let now = self.clock.now_millis();
         let runs: Vec<(NewFlowRun, RunProgress)> = futures_util::stream::iter(recipients)
             .map(|recipient| {
-                let key = recipient.key;
-                let run = NewFlowRun {
-                    id: Queue::new_id(),
-                    flow: flow.flow.name.clone(),
-                    version: flow.version,
-                    definition: definition.clone(),
-                    recipient: key,
-                    trigger: "schedule".into(),
-                    depth: 0,
-                    started_at: now,
-                };
+                let run = new_run(&flow, definition.clone(), recipient.key, "schedule", 0, now);
                 self.run_inline(&tenant, &flow.flow, run, recipient)
             })
             .buffer_unordered(AT_ONCE)

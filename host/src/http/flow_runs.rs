@@ -11,7 +11,6 @@
 //!
 //! The runs of a flow deleted or replaced stay readable under its name.
 
-use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
@@ -82,7 +81,7 @@ async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q):
     Ok(Json(runs.iter().zip(ids).map(|(run, id)| run_json(t, run, id)).collect()))
 }
 
-async fn one(State(_): State<ApiContext>, caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<Json_>> {
+async fn one(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let run = t.db.flow_run(&id).await?.filter(|r| r.flow == name).ok_or(ApiError::NotFound)?;
     let ids = recipient_ids(t, std::slice::from_ref(&run)).await?;

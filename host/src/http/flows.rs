@@ -59,8 +59,7 @@ async fn one(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name):
 }
 
 pub(super) fn time(t: &crate::tenants::Tenant, millis: i64) -> Json_ {
-    let at = chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default().naive_utc();
-    t.model.formats.timestamp.format_timestamp(at).into()
+    t.model.formats.timestamp.format_timestamp(crate::paging::utc_at(millis)).into()
 }
 
 fn operators(name: &str) -> ApiError {

@@ -108,7 +108,7 @@ async fn achieve_event(
     let triggered = FlowEngine::triggered(t, what).await?;
     let flows: Vec<_> = triggered.iter().map(|f| &f.flow).collect();
     crate::flows::context::fits(&flows, context.as_ref()).map_err(ApiError::BadRequest)?;
-    let now = chrono::DateTime::from_timestamp_millis(ctx.clock.now_millis()).unwrap_or_default().naive_utc();
+    let now = ctx.clock.now_utc();
     domain::recipients::achieve_event(t, r.key, &event, now).await?;
     // The contextual data goes to these runs alone, and the runs' ids to the caller.
     let runs = ctx.flows.start(t, r.key, &triggered, what, context.as_ref(), 0).await?;

@@ -5,6 +5,16 @@ use std::sync::atomic::{AtomicI64, Ordering};
 /// Milliseconds since the Unix epoch (UTC).
 pub trait Clock: Send + Sync {
     fn now_millis(&self) -> i64;
+
+    /// Now, as the calendar time (UTC) that events and messages are stamped with.
+    fn now_utc(&self) -> chrono::NaiveDateTime {
+        utc_at(self.now_millis())
+    }
+}
+
+/// Milliseconds since the Unix epoch as calendar time (UTC); the epoch for a value out of range.
+pub fn utc_at(millis: i64) -> chrono::NaiveDateTime {
+    chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default().naive_utc()
 }
 
 /// The system clock.

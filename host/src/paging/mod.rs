@@ -6,7 +6,7 @@
 mod clock;
 pub mod keys;
 
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{utc_at, Clock, ManualClock, SystemClock};
 
 /// A document lives 5 minutes after its last use...
 pub const IDLE_LIFETIME_MS: i64 = 5 * 60 * 1000;

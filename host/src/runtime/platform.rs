@@ -231,7 +231,7 @@ impl recipients_write::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
         let r = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
-        let now = chrono::DateTime::from_timestamp_millis(self.clock.now_millis()).unwrap_or_default().naive_utc();
+        let now = self.clock.now_utc();
         domain::recipients::achieve_event(&tenant, r.key, &event, now).await.map_err(from_domain)?;
         self.happened(r.key, Happening::EventAchieved(&event)).await;
         Ok(())

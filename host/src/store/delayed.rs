@@ -22,10 +22,7 @@ impl ControlDb {
     /// Stores `later`: in the queue at once when it is already due at `now`, else apart.
     pub(super) async fn insert_continuation(&self, tx: &mut Transaction<'_, Any>, later: &Later, now: i64) -> Result<(), sqlx::Error> {
         let job = &later.job;
-        let payload = match &job.payload {
-            super::jobs::JobPayload::Flow(json) => Some(json.as_str()),
-            _ => None,
-        };
+        let payload = job.payload.json();
         let due = later.due_at <= now;
         let sql = if due {
             self.db.sql(

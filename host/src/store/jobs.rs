@@ -40,6 +40,14 @@ impl JobPayload {
         }
     }
 
+    /// What a kind other than http keeps in the `payload` column.
+    pub(super) fn json(&self) -> Option<&str> {
+        match self {
+            JobPayload::Flow(json) => Some(json),
+            JobPayload::Http(_) | JobPayload::Unsupported(_) => None,
+        }
+    }
+
     /// The bytes of the request body it stores (for the backlog's bound).
     pub fn body_len(&self) -> usize {
         match self {
@@ -130,11 +138,11 @@ impl ControlDb {
         let no_request = CapturedRequest::default();
         for job in jobs {
             // The request columns hold an http job's request (and are empty for other kinds).
-            let (payload, request): (Option<&str>, &CapturedRequest) = match &job.payload {
-                JobPayload::Http(request) => (None, request),
-                JobPayload::Flow(json) => (Some(json), &no_request),
-                JobPayload::Unsupported(_) => (None, &no_request),
+            let request = match &job.payload {
+                JobPayload::Http(request) => request,
+                JobPayload::Flow(_) | JobPayload::Unsupported(_) => &no_request,
             };
+            let payload = job.payload.json();
             sqlx::query(&sql)
             .bind(&job.id)
             .bind(&job.customer_id)

@@ -15,7 +15,6 @@ need_wrk
 bench_instance
 AUTH="Authorization: Bearer $TOKEN"
 out() { echo "$1|$2"; }
-to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }
 load() { # name url [lua]: requests/s and p99 of wrk
   wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -H "$AUTH" ${3:+-s "$3"} "$2" >"$DIR/$1.txt"
   local bad; bad=$(awk '/Non-2xx/ {print $NF}' "$DIR/$1.txt"); bad=${bad:-0}
@@ -41,19 +40,7 @@ out "same filter unpaged ($(( $(stat -c %s "$DIR/body") / 1048576 )) MiB)" "$(pr
 
 echo "loads" >&2
 load "GET one recipient" "$B/recipients/$(( N / 2 ))"
-cat >"$DIR/create.lua" <<'LUA'
-local n = 0
-request = function()
-  n = n + 1
-  -- wrk.format uses the headers it is given instead of wrk.headers (Authorization, from -H)
-  local headers = {}
-  for k, v in pairs(wrk.headers) do headers[k] = v end
-  headers["Content-Type"] = "application/json"
-  local body = string.format('{"personData": {"EMAIL": "bench-%d-%d@example.com", "AGE": 33}}', math.random(1, 1000000000), n)
-  return wrk.format("POST", "/recipients", headers, body)
-end
-LUA
-load "POST a recipient" "$B/recipients" "$DIR/create.lua"
+load "POST a recipient" "$B/recipients" bench/create-recipient.lua
 [ "$(upload_extension "$(guest_wasm hello)" hello.wasm)" = 201 ] || { echo "upload failed" >&2; exit 1; }
 [ "$(curl -s "$B/extensions/open/bench/hello")" = hello ] || { echo "hello does not answer" >&2; exit 1; }
 load "open extension (hello)" "$B/extensions/open/bench/hello"

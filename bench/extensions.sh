@@ -43,9 +43,6 @@ WASMTIME_PID=$!
 trap 'kill $WASMTIME_PID 2>/dev/null; wait $WASMTIME_PID 2>/dev/null || true; cleanup' EXIT
 for _ in $(seq 1 50); do curl -s -o /dev/null http://127.0.0.1:$WASMTIME_PORT/ && break; sleep 0.2; done
 
-to_ms() { # wrk's "812.00us" / "1.20ms" / "1.05s" -> milliseconds
-  awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'
-}
 measure() { # name url
   [ "$(curl -s "$2")" = hello ] || { echo "$1 does not answer hello" >&2; exit 1; }
   wrk -t1 -c"$CONNS" -d2s "$2" >/dev/null

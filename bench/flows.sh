@@ -21,7 +21,6 @@ need_wrk
 CONDITION=$(guest_wasm condition-adult)
 STEP=$(guest_wasm step-tagger)
 AUTH="Authorization: Bearer $TOKEN"
-to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }
 p99() { # url: the p99 of wrk -c4 on it for DURATION seconds
   wrk -t1 -c4 -d"${DURATION}s" --latency -H "$AUTH" "$1" >"$DIR/wrk.txt"
   to_ms "$(awk '$1 == "99%" {print $2}' "$DIR/wrk.txt")"

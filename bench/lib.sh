@@ -35,6 +35,8 @@ demo_token() {
     -d client_secret=demo-public-secret | sed -E 's/.*"access_token":"([^"]+)".*/\1/'
 }
 TOKEN=$(demo_token)
+# A wrk latency (`812.00us`, `1.20ms`, `2.01s`) in milliseconds.
+to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }
 rss_kib() { awk '/VmRSS/ {print $2}' /proc/$PID/status; }
 peak_kib() { awk '/VmHWM/ {print $2}' /proc/$PID/status; }
 

@@ -207,3 +207,73 @@ async fn an_unreachable_database_answers_503_and_calls_succeed_once_it_is_back()
     sql(format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true")).await;
     api.get(&path).await.expect(200);
 }
+
+/// Issue 20: writes share commits (group commit), and acknowledged still means on disk. A real
+/// `herald` process takes creates from 16 connections at once and is killed (SIGKILL) while they
+/// are in flight; after a restart every create it answered 201 reads back with its data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_under_write_load_loses_no_acknowledged_create() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use herald_tests::process::ServerProcess;
+    use herald_tests::{Api, TestDatabase};
+
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::create().await;
+    let url = database.as_ref().map(|d| d.url.as_str());
+    let server = ServerProcess::start(dir.path(), url, &[]).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    let server = Arc::new(Mutex::new(Some(server)));
+    let acknowledged: Arc<Mutex<Vec<(i64, String)>>> = Arc::default();
+    let refused = Arc::new(AtomicUsize::new(0));
+    let mut writers = Vec::new();
+    for w in 0..16 {
+        let (api, acknowledged, refused, server) = (api.clone(), acknowledged.clone(), refused.clone(), server.clone());
+        writers.push(tokio::spawn(async move {
+            for n in 0.. {
+                let email = format!("w{w}-{n}@example.com");
+                let sent = api.request(reqwest::Method::POST, "/recipients").json(&json!({"personData": {"EMAIL": email, "AGE": n}})).send().await;
+                let Ok(answer) = sent else { return };
+                if answer.status() != 201 {
+                    refused.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                // The answer arrived: the create is acknowledged, whatever happens next.
+                let Ok(body) = answer.json::<serde_json::Value>().await else { return };
+                let id = body["personData"]["USER_ID"].as_i64().expect("USER_ID");
+                let mut acknowledged = acknowledged.lock().unwrap();
+                acknowledged.push((id, email));
+                // Killed the moment an answer arrives: had the server answered before the commit
+                // holding the write, the writes of that answer's group would still be in memory.
+                if acknowledged.len() == 400 {
+                    server.lock().unwrap().take().expect("killed once").kill();
+                }
+            }
+        }));
+    }
+    // Each writer stops only when its connection fails: they were all writing when it died.
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert_eq!(refused.load(Ordering::Relaxed), 0, "no create was refused before the kill");
+
+    let server = ServerProcess::start(dir.path(), url, &[]).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    assert!(acknowledged.len() >= 400);
+    let mut lost = Vec::new();
+    for (id, email) in &acknowledged {
+        let read = api.get(&format!("/recipients/{id}")).await;
+        if read.status != 200 || read.json()["personData"]["EMAIL"] != email.as_str() {
+            lost.push((id, email, read.status));
+        }
+    }
+    assert!(lost.is_empty(), "{} of {} acknowledged creates lost: {:?}", lost.len(), acknowledged.len(), &lost[..lost.len().min(10)]);
+    // The ids are all different: no two creates of the same group took the same number.
+    let mut ids: Vec<i64> = acknowledged.iter().map(|(id, _)| *id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), acknowledged.len());
+    eprintln!("kill test: {} creates acknowledged before the kill, all read back", acknowledged.len());
+}

@@ -21,12 +21,15 @@ use sqlx::AnyPool;
 use sqlx::{Connection, Executor};
 
 pub use crate::rsql::Dialect;
+use super::group::GroupCommit;
 
 #[derive(Debug, Clone)]
 pub struct Db {
     pub read: AnyPool,
     pub write: AnyPool,
     pub dialect: Dialect,
+    /// The group commit of the frequent small writes (recipients, records, runs): `group.rs`.
+    pub group: GroupCommit,
 }
 
 /// Connections of one instance's pool on PostgreSQL, per node. Idle ones are closed, so a node
@@ -68,7 +71,7 @@ impl Db {
             })
             .connect(&url("ro"))
             .await?;
-        Ok(Db { read, write, dialect: Dialect::Sqlite })
+        Ok(Db { read, group: GroupCommit::start(write.clone()), write, dialect: Dialect::Sqlite })
     }
 
     /// A pool on `url` whose connections work in `schema`, created if missing.
@@ -95,7 +98,7 @@ impl Db {
             })
             .connect(url)
             .await?;
-        Ok(Db { read: pool.clone(), write: pool, dialect: Dialect::Postgres })
+        Ok(Db { read: pool.clone(), group: GroupCommit::start(pool.clone()), write: pool, dialect: Dialect::Postgres })
     }
 
     /// `text` with its placeholders as this engine wants them.

@@ -9,6 +9,7 @@
 pub mod control;
 pub mod db;
 pub mod delayed;
+pub mod group;
 pub mod jobs;
 pub mod nodes;
 pub mod schedules;

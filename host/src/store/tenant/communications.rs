@@ -8,7 +8,7 @@ use super::codec::decode;
 use super::schema::insertion_order;
 use super::TenantDb;
 use crate::model::{FieldType, Value};
-use crate::store::StoreResult;
+use crate::store::{StoreError, StoreResult};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Communication {
@@ -40,7 +40,8 @@ impl TenantDb {
 
     pub async fn insert_communication(&self, key: i64, c: &Communication) -> StoreResult<()> {
         let sql = self.db.sql("INSERT INTO _communications (_recipient, channel, subject, sent_at, template, flow, content) VALUES (?, ?, ?, ?, ?, ?, ?)");
-        sqlx::query(&sql)
+        let mut turn = self.db.group.turn().await?;
+        let done = sqlx::query(&sql)
             .bind(key)
             .bind(&c.channel)
             .bind(&c.subject)
@@ -48,8 +49,8 @@ impl TenantDb {
             .bind(&c.template)
             .bind(&c.flow)
             .bind(&c.content)
-            .execute(&self.db.write)
-            .await?;
-        Ok(())
+            .execute(&mut *turn)
+            .await;
+        turn.finish(done.map_err(StoreError::from)).await.map(|_| ())
     }
 }

@@ -7,7 +7,7 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::TenantDb;
-use crate::store::StoreResult;
+use crate::store::{StoreError, StoreResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {
@@ -122,9 +122,10 @@ impl TenantDb {
     /// transaction.
     pub async fn insert_flow_runs(&self, runs: &[(NewFlowRun, RunProgress)]) -> StoreResult<()> {
         let sql = self.db.sql_string(format!("INSERT INTO _flow_runs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-        let mut tx = self.db.write.begin().await?;
+        let mut turn = self.db.group.turn().await?;
+        let mut done = Ok(());
         for (run, p) in runs {
-            sqlx::query(&sql)
+            let inserted = sqlx::query(&sql)
                 .bind(&run.id)
                 .bind(&run.flow)
                 .bind(run.version)
@@ -139,11 +140,14 @@ impl TenantDb {
                 .bind(&p.outcome)
                 .bind(&p.trace)
                 .bind(p.updated_at)
-                .execute(&mut *tx)
-                .await?;
+                .execute(&mut *turn)
+                .await;
+            if let Err(e) = inserted {
+                done = Err(e.into());
+                break;
+            }
         }
-        tx.commit().await?;
-        Ok(())
+        turn.finish(done).await
     }
 
     pub async fn flow_run(&self, id: &str) -> StoreResult<Option<FlowRun>> {
@@ -155,6 +159,7 @@ impl TenantDb {
     /// Saves where run `id` is; false when the run is gone (its recipient was deleted).
     pub async fn save_flow_run(&self, id: &str, p: &RunProgress) -> StoreResult<bool> {
         let sql = self.db.sql("UPDATE _flow_runs SET state = ?, position = ?, resume_at = ?, outcome = ?, trace = ?, updated_at = ? WHERE id = ?");
+        let mut turn = self.db.group.turn().await?;
         let done = sqlx::query(&sql)
             .bind(p.state.name())
             .bind(&p.position)
@@ -163,9 +168,9 @@ impl TenantDb {
             .bind(&p.trace)
             .bind(p.updated_at)
             .bind(id)
-            .execute(&self.db.write)
-            .await?;
-        Ok(done.rows_affected() > 0)
+            .execute(&mut *turn)
+            .await;
+        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
     }
 
     /// The newest runs of `flow` (of one recipient, when given), newest first, at most `limit`,

@@ -7,7 +7,7 @@ use super::TenantDb;
 use crate::model::Model;
 use crate::rsql::Dialect;
 use crate::store::db::sql_for;
-use crate::store::{now_millis, StoreResult};
+use crate::store::{now_millis, StoreError, StoreResult};
 
 #[derive(Debug, Clone)]
 pub struct GlobalValue {
@@ -49,13 +49,9 @@ impl TenantDb {
              ON CONFLICT (name) DO UPDATE SET value = excluded.value, modified = excluded.modified
              RETURNING value, created, modified",
         );
-        let row = sqlx::query(&sql)
-        .bind(name)
-        .bind(value)
-        .bind(now)
-        .bind(now)
-        .fetch_one(&self.db.write)
-        .await?;
+        let mut turn = self.db.group.turn().await?;
+        let row = sqlx::query(&sql).bind(name).bind(value).bind(now).bind(now).fetch_one(&mut *turn).await;
+        let row = turn.finish(row.map_err(StoreError::from)).await?;
         Ok(GlobalValue { value: row.get(0), created: row.get(1), modified: row.get(2) })
     }
 }

@@ -11,6 +11,7 @@ use super::{conflict_on_unique, select_list, TenantDb};
 use crate::model::value::MAX_EXACT_NUMBER;
 use crate::model::{column, FieldType, Model, Value};
 use crate::rsql::{Condition, Dialect};
+use crate::store::group::Turn;
 use crate::store::{StoreError, StoreResult};
 
 /// A recipient: its internal key and its Person Data values in the model's field order.
@@ -46,7 +47,12 @@ fn bind_assignments<'q>(mut q: AnyQuery<'q>, model: &Model, assignments: &[Assig
 }
 
 fn select(model: &Model) -> String {
-    format!("SELECT {} FROM recipients", select_list("_id", model.def.person_data.iter().map(|f| f.name.as_str())))
+    format!("SELECT {} FROM recipients", returning(model))
+}
+
+/// The columns a recipient is read from: its key, then every Person Data field in model order.
+fn returning(model: &Model) -> String {
+    select_list("_id", model.def.person_data.iter().map(|f| f.name.as_str()))
 }
 
 impl TenantDb {
@@ -120,23 +126,29 @@ impl TenantDb {
         Ok(rows.iter().map(|r| r.get::<i64, _>(0)).collect())
     }
 
-    /// Creates a recipient. A NUMBER Recipient Id left empty gets the next free number.
-    pub async fn create_recipient(&self, model: &Model, mut values: Vec<Assignment>) -> StoreResult<Recipient> {
+    /// Creates a recipient. A NUMBER Recipient Id left empty gets the next free number. Written
+    /// in a turn of the group commit: the answer comes once the recipient is on disk.
+    pub async fn create_recipient(&self, model: &Model, values: Vec<Assignment>) -> StoreResult<Recipient> {
         check_indexed(model, &values)?;
+        let mut turn = self.db.group.turn().await?;
+        let result = self.create_in(&mut turn, model, values).await;
+        turn.finish(result).await
+    }
+
+    async fn create_in(&self, turn: &mut Turn, model: &Model, mut values: Vec<Assignment>) -> StoreResult<Recipient> {
         let id_index = model.def.recipient_id_index();
         let id_field = &model.def.person_data[id_index];
-        let mut tx = self.db.write.begin().await?;
         let has_id = values.iter().any(|(i, v)| *i == id_index && !v.is_null());
         if !has_id {
             if id_field.ty != FieldType::Number {
                 return Err(StoreError::Invalid(format!("the Recipient Id field {} is required", id_field.name)));
             }
             if self.db.dialect == Dialect::Postgres {
-                // Writers on other connections (and nodes) must not take the same next number;
-                // SQLite has a single writer. Readers are not blocked.
-                sqlx::query("LOCK TABLE recipients IN SHARE ROW EXCLUSIVE MODE").execute(&mut *tx).await?;
+                // Writers of other nodes must not take the same next number (this node's writes
+                // of the instance take turns in one transaction). Readers are not blocked.
+                sqlx::query("LOCK TABLE recipients IN SHARE ROW EXCLUSIVE MODE").execute(&mut **turn).await?;
             }
-            let next = next_recipient_id(largest_id(&mut tx, &id_field.name).await?).ok_or_else(|| {
+            let next = next_recipient_id(largest_id(turn, &id_field.name).await?).ok_or_else(|| {
                 StoreError::Conflict(format!(
                     "no Recipient Id is free above the largest one ({}): give {} explicitly",
                     MAX_EXACT_NUMBER as i64, id_field.name
@@ -156,72 +168,73 @@ impl TenantDb {
             }
         }
         let names: Vec<String> = values.iter().map(|(i, _)| column(&model.def.person_data[*i].name)).collect();
+        let returning = returning(model);
         let sql = if names.is_empty() {
-            "INSERT INTO recipients DEFAULT VALUES RETURNING _id".to_string()
+            format!("INSERT INTO recipients DEFAULT VALUES RETURNING {returning}")
         } else {
-            format!("INSERT INTO recipients ({}) VALUES ({}) RETURNING _id", names.join(", "), vec!["?"; names.len()].join(", "))
+            format!("INSERT INTO recipients ({}) VALUES ({}) RETURNING {returning}", names.join(", "), vec!["?"; names.len()].join(", "))
         };
         let sql = self.db.sql_string(sql);
-        let inserted = bind_assignments(sqlx::query(&sql), model, &values).fetch_one(&mut *tx).await;
-        let key: i64 = match inserted {
-            Ok(row) => row.get(0),
-            Err(e) => {
-                drop(tx);
-                return Err(self.unique_conflict(model, e, &values, None).await);
-            }
-        };
-        tx.commit().await?;
-        Ok(self.recipient_by_key(model, key).await?.expect("just created"))
+        match bind_assignments(sqlx::query(&sql), model, &values).fetch_one(&mut **turn).await {
+            Ok(row) => Ok(decode_recipient(model, &row)?),
+            Err(e) => Err(self.unique_conflict(turn, model, e, &values, None).await),
+        }
     }
 
     /// Sets the given fields of recipient `key`; other fields keep their values.
     pub async fn update_recipient(&self, model: &Model, key: i64, values: Vec<Assignment>) -> StoreResult<Recipient> {
         check_indexed(model, &values)?;
-        if !values.is_empty() {
-            let sets: Vec<String> =
-                values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
-            let sql = self.db.sql_string(format!("UPDATE recipients SET {} WHERE _id = ?", sets.join(", ")));
-            let done = bind_assignments(sqlx::query(&sql), model, &values).bind(key).execute(&self.db.write).await;
-            if let Err(e) = done {
-                return Err(self.unique_conflict(model, e, &values, Some(key)).await);
-            }
+        let gone = || StoreError::Conflict("the recipient was deleted while it was being updated".into());
+        if values.is_empty() {
+            return self.recipient_by_key(model, key).await?.ok_or_else(gone);
         }
-        self.recipient_by_key(model, key)
-            .await?
-            .ok_or_else(|| StoreError::Conflict("the recipient was deleted while it was being updated".into()))
+        let sets: Vec<String> = values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
+        let sql = self.db.sql_string(format!("UPDATE recipients SET {} WHERE _id = ? RETURNING {}", sets.join(", "), returning(model)));
+        let mut turn = self.db.group.turn().await?;
+        let result = match bind_assignments(sqlx::query(&sql), model, &values).bind(key).fetch_optional(&mut *turn).await {
+            Ok(Some(row)) => decode_recipient(model, &row).map_err(StoreError::from),
+            Ok(None) => Err(gone()),
+            Err(e) => Err(self.unique_conflict(&mut turn, model, e, &values, Some(key)).await),
+        };
+        turn.finish(result).await
     }
 
     pub async fn delete_recipient(&self, key: i64) -> StoreResult<bool> {
-        let done = sqlx::query(&self.db.sql("DELETE FROM recipients WHERE _id = ?")).bind(key).execute(&self.db.write).await?;
-        Ok(done.rows_affected() > 0)
+        let mut turn = self.db.group.turn().await?;
+        let done = sqlx::query(&self.db.sql("DELETE FROM recipients WHERE _id = ?")).bind(key).execute(&mut *turn).await;
+        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
     }
 
-    /// Turns a unique violation into a conflict naming the field and value that are taken.
-    async fn unique_conflict(&self, model: &Model, e: sqlx::Error, values: &[Assignment], own: Option<i64>) -> StoreError {
+    /// Turns a unique violation into a conflict naming the field and value that are taken (read
+    /// in the turn: the recipient holding it may be in the same group, not yet committed).
+    async fn unique_conflict(&self, turn: &mut Turn, model: &Model, e: sqlx::Error, values: &[Assignment], own: Option<i64>) -> StoreError {
+        if !matches!(&e, sqlx::Error::Database(d) if d.is_unique_violation()) {
+            return e.into();
+        }
         let mut message = "a unique Person Data value is already taken".to_string();
-        for (i, v) in values.iter().filter(|(i, v)| model.def.person_data[*i].unique && !v.is_null()) {
-            if let Ok(Some(other)) = self.find_recipient(model, *i, v).await {
-                if Some(other.key) != own {
-                    message = format!(
-                        "a recipient with {} '{}' already exists",
-                        model.def.person_data[*i].name,
-                        v.to_text(&model.formats)
-                    );
+        let readable = turn.undo().await.is_ok();
+        for (i, v) in values.iter().filter(|(i, v)| readable && model.def.person_data[*i].unique && !v.is_null()) {
+            let name = &model.def.person_data[*i].name;
+            let sql = self.db.sql_string(format!("SELECT _id FROM recipients WHERE {} = ? LIMIT 1", column(name)));
+            if let Ok(Some(row)) = bind(sqlx::query(&sql), v).fetch_optional(&mut **turn).await {
+                if Some(row.get::<i64, _>(0)) != own {
+                    message = format!("a recipient with {name} '{}' already exists", v.to_text(&model.formats));
                     break;
                 }
             }
         }
-        conflict_on_unique(e, || message)
+        StoreError::Conflict(message)
     }
 
     pub async fn achieve_event(&self, key: i64, event: &str, at: NaiveDateTime) -> StoreResult<()> {
-        sqlx::query(&self.db.sql("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)"))
+        let mut turn = self.db.group.turn().await?;
+        let done = sqlx::query(&self.db.sql("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)"))
             .bind(key)
             .bind(event)
             .bind(at.format("%Y-%m-%dT%H:%M:%S%.3f").to_string())
-            .execute(&self.db.write)
-            .await?;
-        Ok(())
+            .execute(&mut *turn)
+            .await;
+        turn.finish(done.map_err(StoreError::from)).await.map(|_| ())
     }
 
     pub async fn events(&self, key: i64) -> StoreResult<Vec<EventRecord>> {

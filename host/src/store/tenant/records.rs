@@ -2,7 +2,7 @@
 //! One implementation serves both: a `TableRef` says which table and, for One-To-Many, whose.
 
 use sqlx::any::AnyRow;
-use sqlx::{Any, Transaction};
+use sqlx::AnyConnection;
 
 use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
 use super::{conflict_on_unique, select_list, TenantDb};
@@ -115,33 +115,37 @@ impl TenantDb {
     /// Creates a record; a record with the same identifier is a conflict.
     pub async fn insert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<()> {
         let id = identifier_of(t, values)?;
-        let mut tx = self.db.write.begin().await?;
-        insert(&mut tx, self.db.dialect, t, values, false).await.map_err(|e| {
+        let mut turn = self.db.group.turn().await?;
+        let done = insert(&mut turn, self.db.dialect, t, values, false).await.map_err(|e| {
             conflict_on_unique(e, || {
                 format!("a record with {} {} already exists", t.def.identifier().name, id_text(&id))
             })
-        })?;
-        tx.commit().await?;
-        Ok(())
+        });
+        turn.finish(done).await.map(|_| ())
     }
 
     /// Creates the record, or sets the given fields of the record with the same identifier.
     pub async fn upsert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
-        let mut tx = self.db.write.begin().await?;
-        let done = upsert(&mut tx, self.db.dialect, t, values).await?;
-        tx.commit().await?;
-        Ok(done)
+        let mut turn = self.db.group.turn().await?;
+        let done = upsert(&mut turn, self.db.dialect, t, values).await;
+        turn.finish(done).await
     }
 
     /// Upserts each entry on its own (a savepoint each): an entry that fails leaves the others.
+    /// The batch is one turn of the group commit: one transaction, shared with other writes.
     pub async fn batch_upsert(&self, t: &TableRef<'_>, entries: Vec<Result<Vec<(usize, Value)>, String>>) -> StoreResult<Vec<EntryOutcome>> {
-        let mut tx = self.db.write.begin().await?;
+        let mut turn = self.db.group.turn().await?;
+        let done = self.batch_upsert_in(&mut turn, t, entries).await;
+        turn.finish(done).await
+    }
+
+    async fn batch_upsert_in(&self, conn: &mut AnyConnection, t: &TableRef<'_>, entries: Vec<Result<Vec<(usize, Value)>, String>>) -> StoreResult<Vec<EntryOutcome>> {
         let mut outcomes = Vec::with_capacity(entries.len());
         for entry in entries {
             let outcome = match entry {
                 Err(message) => EntryOutcome::Invalid(message),
                 Ok(values) => {
-                    let mut sp = sqlx::Connection::begin(&mut *tx).await?;
+                    let mut sp = sqlx::Connection::begin(&mut *conn).await?;
                     match upsert(&mut sp, self.db.dialect, t, &values).await {
                         Ok(done) => {
                             sp.commit().await?;
@@ -157,42 +161,47 @@ impl TenantDb {
             };
             outcomes.push(outcome);
         }
-        tx.commit().await?;
         Ok(outcomes)
     }
 
     pub async fn delete_record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<bool> {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
-        let done = t.bind_scope(sqlx::query(&sql), Some(id)).execute(&self.db.write).await?;
-        Ok(done.rows_affected() > 0)
+        let mut turn = self.db.group.turn().await?;
+        let done = t.bind_scope(sqlx::query(&sql), Some(id)).execute(&mut *turn).await;
+        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
     }
 
     pub async fn batch_delete(&self, t: &TableRef<'_>, ids: Vec<Result<Value, String>>) -> StoreResult<Vec<EntryOutcome>> {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
-        let mut tx = self.db.write.begin().await?;
+        let mut turn = self.db.group.turn().await?;
         let mut outcomes = Vec::with_capacity(ids.len());
+        let mut failed = None;
         for id in ids {
             outcomes.push(match id {
                 Err(message) => EntryOutcome::Invalid(message),
-                Ok(id) => {
-                    let done = t.bind_scope(sqlx::query(&sql), Some(&id)).execute(&mut *tx).await?;
-                    if done.rows_affected() > 0 {
-                        EntryOutcome::Deleted
-                    } else {
-                        EntryOutcome::NotFound
+                Ok(id) => match t.bind_scope(sqlx::query(&sql), Some(&id)).execute(&mut *turn).await {
+                    Ok(done) if done.rows_affected() > 0 => EntryOutcome::Deleted,
+                    Ok(_) => EntryOutcome::NotFound,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
                     }
-                }
+                },
             });
         }
-        tx.commit().await?;
-        Ok(outcomes)
+        let done = match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(outcomes),
+        };
+        turn.finish(done).await
     }
 
     /// Deletes every record in scope; returns how many.
     pub async fn truncate(&self, t: &TableRef<'_>) -> StoreResult<u64> {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(false)));
-        let done = t.bind_scope(sqlx::query(&sql), None).execute(&self.db.write).await?;
-        Ok(done.rows_affected())
+        let mut turn = self.db.group.turn().await?;
+        let done = t.bind_scope(sqlx::query(&sql), None).execute(&mut *turn).await;
+        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected())
     }
 }
 
@@ -207,7 +216,7 @@ fn id_text(id: &Value) -> String {
 /// Inserts a record; with `unless_exists`, a record with the same identifier is left as it is
 /// and `false` returned (atomically, whoever else writes), otherwise it is a unique violation.
 async fn insert(
-    tx: &mut Transaction<'_, Any>,
+    conn: &mut AnyConnection,
     dialect: Dialect,
     t: &TableRef<'_>,
     values: &[(usize, Value)],
@@ -229,12 +238,12 @@ async fn insert(
     for (i, v) in values {
         q = bind_typed(q, v, t.def.fields[*i].ty);
     }
-    Ok(q.execute(&mut **tx).await?.rows_affected() > 0)
+    Ok(q.execute(&mut *conn).await?.rows_affected() > 0)
 }
 
-async fn upsert(tx: &mut Transaction<'_, Any>, dialect: Dialect, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
+async fn upsert(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
     let id = identifier_of(t, values)?;
-    if insert(tx, dialect, t, values, true).await? {
+    if insert(conn, dialect, t, values, true).await? {
         return Ok(Upserted::Created);
     }
     let id_index = t.id_index();
@@ -255,7 +264,7 @@ async fn upsert(tx: &mut Transaction<'_, Any>, dialect: Dialect, t: &TableRef<'_
         for (_, v, ty) in &sets {
             q = bind_typed(q, v, *ty);
         }
-        t.bind_scope(q, Some(&id)).execute(&mut **tx).await?;
+        t.bind_scope(q, Some(&id)).execute(&mut *conn).await?;
     }
     Ok(Upserted::Updated)
 }

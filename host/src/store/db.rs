@@ -32,6 +32,11 @@ pub struct Db {
     pub group: GroupCommit,
 }
 
+// SQLite pools do not ping a connection before lending it (sqlx's default): that was a round
+// trip to the connection's worker thread before every query, and a file cannot go away.
+// PostgreSQL pools keep the ping: after an outage or a failover the pool's idle connections are
+// dead, and the ping is what sends the first call after it to a fresh one.
+
 /// Connections of one instance's pool on PostgreSQL, per node. Idle ones are closed, so a node
 /// holds connections only for the instances that are busy.
 const POSTGRES_CONNECTIONS_PER_SCHEMA: u32 = 8;
@@ -53,6 +58,7 @@ impl Db {
         };
         let write = AnyPoolOptions::new()
             .max_connections(1)
+            .test_before_acquire(false)
             .after_connect(|conn, _| {
                 Box::pin(async move {
                     conn.execute(
@@ -66,12 +72,13 @@ impl Db {
             .await?;
         let read = AnyPoolOptions::new()
             .max_connections(4)
+            .test_before_acquire(false)
             .after_connect(|conn, _| {
                 Box::pin(async move { conn.execute("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;").await.map(|_| ()) })
             })
             .connect(&url("ro"))
             .await?;
-        Ok(Db { read, group: GroupCommit::start(write.clone()), write, dialect: Dialect::Sqlite })
+        Ok(Db { read, group: GroupCommit::start(write.clone(), Dialect::Sqlite), write, dialect: Dialect::Sqlite })
     }
 
     /// A pool on `url` whose connections work in `schema`, created if missing.
@@ -98,7 +105,7 @@ impl Db {
             })
             .connect(url)
             .await?;
-        Ok(Db { read: pool.clone(), group: GroupCommit::start(pool.clone()), write: pool, dialect: Dialect::Postgres })
+        Ok(Db { read: pool.clone(), group: GroupCommit::start(pool.clone(), Dialect::Postgres), write: pool, dialect: Dialect::Postgres })
     }
 
     /// `text` with its placeholders as this engine wants them.

@@ -159,7 +159,7 @@ impl TenantDb {
     /// Saves where run `id` is; false when the run is gone (its recipient was deleted).
     pub async fn save_flow_run(&self, id: &str, p: &RunProgress) -> StoreResult<bool> {
         let sql = self.db.sql("UPDATE _flow_runs SET state = ?, position = ?, resume_at = ?, outcome = ?, trace = ?, updated_at = ? WHERE id = ?");
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let done = sqlx::query(&sql)
             .bind(p.state.name())
             .bind(&p.position)

@@ -49,7 +49,7 @@ impl TenantDb {
              ON CONFLICT (name) DO UPDATE SET value = excluded.value, modified = excluded.modified
              RETURNING value, created, modified",
         );
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let row = sqlx::query(&sql).bind(name).bind(value).bind(now).bind(now).fetch_one(&mut *turn).await;
         let row = turn.finish(row.map_err(StoreError::from)).await?;
         Ok(GlobalValue { value: row.get(0), created: row.get(1), modified: row.get(2) })

@@ -32,12 +32,13 @@ use crate::model::Model;
 pub struct TenantDb {
     db: Db,
     extension_records: extensions::RecordCache,
+    flow_cache: flows::FlowCache,
 }
 
 impl TenantDb {
     /// Opens an instance's store (`Backend::open_tenant` chooses where).
     pub(in crate::store) fn new(db: Db) -> TenantDb {
-        TenantDb { db, extension_records: extensions::RecordCache::new() }
+        TenantDb { db, extension_records: extensions::RecordCache::new(), flow_cache: flows::FlowCache::default() }
     }
 
     pub fn dialect(&self) -> crate::rsql::Dialect {

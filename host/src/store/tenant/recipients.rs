@@ -127,10 +127,11 @@ impl TenantDb {
     }
 
     /// Creates a recipient. A NUMBER Recipient Id left empty gets the next free number. Written
-    /// in a turn of the group commit: the answer comes once the recipient is on disk.
+    /// in a turn of the group commit: the answer comes once the recipient is on disk (one
+    /// statement writes: the INSERT).
     pub async fn create_recipient(&self, model: &Model, values: Vec<Assignment>) -> StoreResult<Recipient> {
         check_indexed(model, &values)?;
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let result = self.create_in(&mut turn, model, values).await;
         turn.finish(result).await
     }
@@ -190,7 +191,7 @@ impl TenantDb {
         }
         let sets: Vec<String> = values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
         let sql = self.db.sql_string(format!("UPDATE recipients SET {} WHERE _id = ? RETURNING {}", sets.join(", "), returning(model)));
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let result = match bind_assignments(sqlx::query(&sql), model, &values).bind(key).fetch_optional(&mut *turn).await {
             Ok(Some(row)) => decode_recipient(model, &row).map_err(StoreError::from),
             Ok(None) => Err(gone()),
@@ -200,7 +201,7 @@ impl TenantDb {
     }
 
     pub async fn delete_recipient(&self, key: i64) -> StoreResult<bool> {
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let done = sqlx::query(&self.db.sql("DELETE FROM recipients WHERE _id = ?")).bind(key).execute(&mut *turn).await;
         turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
     }
@@ -227,7 +228,7 @@ impl TenantDb {
     }
 
     pub async fn achieve_event(&self, key: i64, event: &str, at: NaiveDateTime) -> StoreResult<()> {
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let done = sqlx::query(&self.db.sql("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)"))
             .bind(key)
             .bind(event)

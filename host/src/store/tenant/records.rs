@@ -115,7 +115,7 @@ impl TenantDb {
     /// Creates a record; a record with the same identifier is a conflict.
     pub async fn insert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<()> {
         let id = identifier_of(t, values)?;
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let done = insert(&mut turn, self.db.dialect, t, values, false).await.map_err(|e| {
             conflict_on_unique(e, || {
                 format!("a record with {} {} already exists", t.def.identifier().name, id_text(&id))
@@ -126,7 +126,7 @@ impl TenantDb {
 
     /// Creates the record, or sets the given fields of the record with the same identifier.
     pub async fn upsert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<Upserted> {
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let done = upsert(&mut turn, self.db.dialect, t, values).await;
         turn.finish(done).await
     }
@@ -166,7 +166,7 @@ impl TenantDb {
 
     pub async fn delete_record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<bool> {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let done = t.bind_scope(sqlx::query(&sql), Some(id)).execute(&mut *turn).await;
         turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
     }
@@ -199,7 +199,7 @@ impl TenantDb {
     /// Deletes every record in scope; returns how many.
     pub async fn truncate(&self, t: &TableRef<'_>) -> StoreResult<u64> {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(false)));
-        let mut turn = self.db.group.turn().await?;
+        let mut turn = self.db.group.single_write().await?;
         let done = t.bind_scope(sqlx::query(&sql), None).execute(&mut *turn).await;
         turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected())
     }

@@ -40,6 +40,49 @@ async fn batch_update_upserts_and_reports_each_entry() {
     assert_eq!(filtered.as_array().unwrap().len(), 1);
 }
 
+/// A batch is written with multi-row statements when it can (issue 20), entry by entry when an
+/// identifier comes twice: the outcomes and the stored records are the same either way.
+#[tokio::test]
+async fn large_batches_of_mixed_fields_and_repeated_identifiers_keep_each_entrys_outcome() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let id = api.create_recipient(json!({"EMAIL": "many@example.com"})).await;
+    let path = format!("/recipients/{id}/oneToManyTables/PURCHASES");
+    api.post(&format!("{path}/:batchUpdateRecords"), json!([{"ID": "r0", "PRODUCT": "kept", "AMOUNT": 1}])).await.expect(200);
+    // 1000 entries: two shapes of fields, an existing record, invalid entries between them.
+    let batch: Vec<_> = (0..1000)
+        .map(|i| match i % 4 {
+            0 => json!({"ID": format!("r{i}"), "AMOUNT": i}),
+            1 => json!({"ID": format!("r{i}"), "PRODUCT": format!("p{i}"), "AMOUNT": i}),
+            2 => json!({"ID": format!("r{i}"), "PRODUCT": format!("p{i}"), "AMOUNT": i}),
+            _ if i == 999 => json!({"PRODUCT": "no id"}),
+            _ => json!({"ID": format!("r{i}"), "AMOUNT": "not a number"}),
+        })
+        .collect();
+    let report = api.post(&format!("{path}/:batchUpdateRecords"), json!(batch)).await.json();
+    let statuses: Vec<&str> = report["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses[0], "updated");
+    assert!(statuses[1..].iter().enumerate().all(|(i, s)| *s == if (i + 1) % 4 == 3 { "invalid" } else { "created" }), "{statuses:?}");
+    assert_eq!((report["succeeded"].as_u64(), report["failed"].as_u64()), (Some(750), Some(250)));
+    let records = api.get(&path).await.json();
+    let records = records.as_array().unwrap();
+    assert_eq!(records.len(), 750);
+    let r0 = records.iter().find(|r| r["ID"] == "r0").unwrap();
+    assert_eq!((r0["PRODUCT"].as_str(), r0["AMOUNT"].as_f64()), (Some("kept"), Some(0.0)), "fields not sent are kept");
+    let r5 = records.iter().find(|r| r["ID"] == "r5").unwrap();
+    assert_eq!((r5["PRODUCT"].as_str(), r5["AMOUNT"].as_f64()), (Some("p5"), Some(5.0)));
+
+    // The same identifier twice: the second entry updates what the first created.
+    let report = api
+        .post(&format!("{path}/:batchUpdateRecords"), json!([{"ID": "d", "PRODUCT": "first"}, {"ID": "e"}, {"ID": "d", "AMOUNT": 2}]))
+        .await
+        .json();
+    let statuses: Vec<&str> = report["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["created", "created", "updated"]);
+    let d = api.get(&format!("{path}?filter=ID==d")).await.json();
+    assert_eq!((d[0]["PRODUCT"].as_str(), d[0]["AMOUNT"].as_f64()), (Some("first"), Some(2.0)));
+}
+
 #[tokio::test]
 async fn batch_delete_and_limits() {
     let s = TestServer::start().await;

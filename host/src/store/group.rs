@@ -225,9 +225,7 @@ async fn lend(mut tx: Transaction<'static, Any>, request: Request) -> Result<(Tr
         Err(Err(_)) => unreachable!("only a lent transaction is sent here"),
     };
     if kept.is_none() && savepoint {
-        if let Err(e) = tx.execute(UNDO).await {
-            return Err(e);
-        }
+        tx.execute(UNDO).await?;
     }
     Ok((tx, kept))
 }

@@ -18,9 +18,12 @@ use crate::store::{now_millis, StoreResult};
 /// How long the cached list of flows is trusted.
 const FLOWS_TTL: Duration = Duration::from_secs(1);
 
+/// The list, and when it was read.
+type CachedFlows = Option<(Instant, Arc<Vec<StoredFlow>>)>;
+
 #[derive(Clone, Default)]
 pub(super) struct FlowCache {
-    list: Arc<Mutex<Option<(Instant, Arc<Vec<StoredFlow>>)>>>,
+    list: Arc<Mutex<CachedFlows>>,
     /// Bumped by every write: a read caches its result only if no write happened meanwhile.
     generation: Arc<AtomicU64>,
 }

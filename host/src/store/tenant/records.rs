@@ -140,6 +140,9 @@ impl TenantDb {
     }
 
     async fn batch_upsert_in(&self, conn: &mut AnyConnection, t: &TableRef<'_>, entries: Vec<Result<Vec<(usize, Value)>, String>>) -> StoreResult<Vec<EntryOutcome>> {
+        if let Some(outcomes) = upsert_at_once(conn, self.db.dialect, t, &entries).await? {
+            return Ok(outcomes);
+        }
         let mut outcomes = Vec::with_capacity(entries.len());
         for entry in entries {
             let outcome = match entry {
@@ -267,4 +270,131 @@ async fn upsert(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, va
         t.bind_scope(q, Some(&id)).execute(&mut *conn).await?;
     }
     Ok(Upserted::Updated)
+}
+
+/// Most rows in one multi-row statement (and at most 30,000 bound values: SQLite's limit).
+const ROWS_PER_STATEMENT: usize = 500;
+
+/// A batch's fast path: the valid entries written by multi-row upserts (one statement for up to
+/// 500 entries with the same fields), inside a savepoint, with each entry's outcome from the
+/// identifiers that existed before. `None` when it cannot serve and the batch goes entry by
+/// entry: an identifier given twice (the second entry must see the first), or a statement that
+/// failed (its savepoint is rolled back; the entry-by-entry path then says which entry).
+async fn upsert_at_once(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, entries: &[Result<Vec<(usize, Value)>, String>]) -> StoreResult<Option<Vec<EntryOutcome>>> {
+    let mut outcomes: Vec<Option<EntryOutcome>> = Vec::with_capacity(entries.len());
+    let mut ids: Vec<(usize, Value)> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        match entry.as_ref().map(|values| identifier_of(t, values)) {
+            Err(message) => outcomes.push(Some(EntryOutcome::Invalid(message.clone()))),
+            Ok(Err(e)) => outcomes.push(Some(EntryOutcome::Invalid(e.to_string()))),
+            Ok(Ok(id)) => {
+                outcomes.push(None);
+                ids.push((i, id));
+            }
+        }
+    }
+    let mut keys: Vec<String> = ids.iter().map(|(_, id)| id_key(id)).collect();
+    keys.sort_unstable();
+    if keys.windows(2).any(|w| w[0] == w[1]) {
+        return Ok(None);
+    }
+    let mut sp = sqlx::Connection::begin(&mut *conn).await?;
+    let existing = match existing_ids(&mut sp, dialect, t, &ids).await {
+        Ok(found) => found,
+        Err(e) => return at_once_failed(e),
+    };
+    // Entries with the same fields, in the order they came, share statements.
+    let mut shapes: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    for (i, _) in &ids {
+        let fields: Vec<usize> = entries[*i].as_ref().expect("valid").iter().map(|(f, _)| *f).collect();
+        match shapes.iter_mut().find(|(shape, _)| *shape == fields) {
+            Some((_, members)) => members.push(*i),
+            None => shapes.push((fields, vec![*i])),
+        }
+    }
+    let per_statement = (30_000 / (t.def.fields.len() + 1)).clamp(1, ROWS_PER_STATEMENT);
+    for (fields, members) in &shapes {
+        for chunk in members.chunks(per_statement) {
+            let rows: Vec<&[(usize, Value)]> = chunk.iter().map(|i| entries[*i].as_ref().expect("valid").as_slice()).collect();
+            if let Err(e) = insert_rows(&mut sp, dialect, t, fields, &rows).await {
+                return at_once_failed(e);
+            }
+        }
+    }
+    sp.commit().await?;
+    for (i, id) in &ids {
+        outcomes[*i] = Some(if existing.contains(&id_key(id)) { EntryOutcome::Updated } else { EntryOutcome::Created });
+    }
+    Ok(Some(outcomes.into_iter().map(|o| o.expect("every entry has an outcome")).collect()))
+}
+
+/// The fast path could not serve: the batch goes entry by entry, unless the database is gone.
+fn at_once_failed(e: sqlx::Error) -> StoreResult<Option<Vec<EntryOutcome>>> {
+    use crate::store::Unavailable;
+    if e.is_unavailable() {
+        return Err(e.into());
+    }
+    tracing::debug!(error = %e, "a batch goes entry by entry");
+    Ok(None)
+}
+
+/// An identifier as a key to compare (numbers by their bits: a NUMBER 1 and a text "1" differ).
+fn id_key(id: &Value) -> String {
+    match id {
+        Value::Number(n) => format!("n{}", n.to_bits()),
+        Value::Text(s) => format!("t{s}"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Which of `ids` the table in scope holds already.
+async fn existing_ids(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, ids: &[(usize, Value)]) -> Result<std::collections::HashSet<String>, sqlx::Error> {
+    let id_field = t.def.identifier();
+    let mut found = std::collections::HashSet::new();
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!("SELECT {} FROM {} WHERE {} AND {} IN ({})", select_list("0", [id_field.name.as_str()].into_iter()), t.sql_name, t.scope(false), column(&id_field.name), vec!["?"; chunk.len()].join(", "));
+        let sql = sql_for(dialect, &sql);
+        let mut q = t.bind_scope(sqlx::query(&sql), None);
+        for (_, id) in chunk {
+            q = bind_typed(q, id, id_field.ty);
+        }
+        for row in q.fetch_all(&mut *conn).await? {
+            found.insert(id_key(&decode(&row, 1, id_field.ty)?));
+        }
+    }
+    Ok(found)
+}
+
+/// One multi-row upsert of `rows`, which all set `fields` (model indexes, in this order): a row
+/// whose identifier exists gets the fields sent, others kept.
+async fn insert_rows(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, fields: &[usize], rows: &[&[(usize, Value)]]) -> Result<(), sqlx::Error> {
+    let mut names: Vec<String> = fields.iter().map(|i| column(&t.def.fields[*i].name)).collect();
+    let mut conflict = vec![column(&t.def.identifier().name)];
+    if t.recipient.is_some() {
+        names.insert(0, "_recipient".into());
+        conflict.insert(0, "_recipient".into());
+    }
+    let id_index = t.id_index();
+    let sets: Vec<String> = fields.iter().filter(|i| **i != id_index).map(|i| format!("{0} = excluded.{0}", column(&t.def.fields[*i].name))).collect();
+    let action = if sets.is_empty() { "NOTHING".to_string() } else { format!("UPDATE SET {}", sets.join(", ")) };
+    let row_marks = format!("({})", vec!["?"; names.len()].join(", "));
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES {} ON CONFLICT ({}) DO {action}",
+        t.sql_name,
+        names.join(", "),
+        vec![row_marks.as_str(); rows.len()].join(", "),
+        conflict.join(", ")
+    );
+    let sql = sql_for(dialect, &sql);
+    let mut q = sqlx::query(&sql);
+    for row in rows {
+        if let Some(r) = t.recipient {
+            q = q.bind(r);
+        }
+        for (i, v) in row.iter() {
+            q = bind_typed(q, v, t.def.fields[*i].ty);
+        }
+    }
+    q.execute(&mut *conn).await?;
+    Ok(())
 }

@@ -30,9 +30,12 @@ upload() { # file name type
 }
 progress() { curl -s -H "$AUTH" "$B/flows/sweep" | python3 -c '
 import json, sys
-f = json.load(sys.stdin).get("scheduled") or {}
+try:
+    f = json.load(sys.stdin).get("scheduled") or {}
+except ValueError:  # no such flow (yet): 404 without a body
+    f = {}
 last = f.get("lastFiring") or {}
-print(last.get("recipients", 0), "done" if last.get("done") else "going")'; }
+print(last.get("recipients", 0), "done" if last.get("done") else "going", str(last.get("at")).replace(" ", "T"))'; }
 
 echo
 echo "## Flows: profile $PROFILE, $(nproc) cores, ${DATABASE_URL:+PostgreSQL}${DATABASE_URL:-SQLite}; nodes $NODES"
@@ -48,16 +51,18 @@ for N in $SIZES; do
   upload "$STEP" tagger.wasm step >/dev/null
   IDLE=$(p99 "$B/recipients/1")
   RSS_BEFORE=$(rss_kib)
-  # Every minute: the bench waits for the next minute's firing, then for the end of its sweep.
+  # Every minute: the bench waits for the next minute's firing, then for the end of its sweep
+  # (a firing of another size's run may still be the last one the schedule shows).
+  BEFORE=$(progress | cut -d' ' -f3)
   curl -s -o /dev/null -X DELETE -H "$AUTH" "$B/flows/sweep"
   curl -s -o /dev/null -X PUT -H "$AUTH" -H 'Content-Type: application/json' "$B/flows/sweep" \
     -d "{\"trigger\": {\"schedule\": \"* * * * *\", \"filter\": \"USER_ID>0\"}, \"nodes\": $NODES}"
   echo "waiting for the next minute's firing" >&2
-  until [ "$(progress | cut -d' ' -f1)" != 0 ]; do sleep 0.2; done
+  until read -r swept _ at < <(progress); [ "$swept" != 0 ] && [ "$at" != "$BEFORE" ]; do sleep 0.2; done
   START=$(date +%s.%N); FROM=$(progress | cut -d' ' -f1)
   DURING=$(p99 "$B/recipients/1")
   PEAK=$(rss_kib)
-  while read -r swept state < <(progress); [ "$state" != done ]; do
+  while read -r swept state _ < <(progress); [ "$state" != done ]; do
     sleep 0.5; r=$(rss_kib); [ "$r" -gt "$PEAK" ] && PEAK=$r
     echo "  $swept of $N" >&2
   done

@@ -136,11 +136,11 @@ impl TenantDb {
         turn.finish(result).await
     }
 
-    async fn create_in(&self, turn: &mut Turn, model: &Model, mut values: Vec<Assignment>) -> StoreResult<Recipient> {
+    async fn create_in(&self, turn: &mut Turn, model: &Model, values: Vec<Assignment>) -> StoreResult<Recipient> {
         let id_index = model.def.recipient_id_index();
         let id_field = &model.def.person_data[id_index];
-        let has_id = values.iter().any(|(i, v)| *i == id_index && !v.is_null());
-        if !has_id {
+        let numbered = !values.iter().any(|(i, v)| *i == id_index && !v.is_null());
+        if numbered {
             if id_field.ty != FieldType::Number {
                 return Err(StoreError::Invalid(format!("the Recipient Id field {} is required", id_field.name)));
             }
@@ -149,35 +149,49 @@ impl TenantDb {
                 // of the instance take turns in one transaction). Readers are not blocked.
                 sqlx::query("LOCK TABLE recipients IN SHARE ROW EXCLUSIVE MODE").execute(&mut **turn).await?;
             }
-            let next = next_recipient_id(largest_id(turn, &id_field.name).await?).ok_or_else(|| {
-                StoreError::Conflict(format!(
-                    "no Recipient Id is free above the largest one ({}): give {} explicitly",
-                    MAX_EXACT_NUMBER as i64, id_field.name
-                ))
-            })?;
-            values.retain(|(i, _)| *i != id_index);
-            values.push((id_index, Value::Number(next)));
-        } else if id_field.ty == FieldType::Number {
-            let id = values.iter().find(|(i, _)| *i == id_index).map(|(_, v)| v);
-            if let Some(Value::Number(n)) = id {
-                if !is_recipient_number(*n) {
-                    return Err(StoreError::Invalid(format!(
-                        "the Recipient Id {} must be a whole number from 1 to {}",
-                        id_field.name, MAX_EXACT_NUMBER as i64
-                    )));
-                }
+        } else if let Some((_, Value::Number(n))) = values.iter().find(|(i, _)| *i == id_index) {
+            if id_field.ty == FieldType::Number && !is_recipient_number(*n) {
+                return Err(StoreError::Invalid(format!(
+                    "the Recipient Id {} must be a whole number from 1 to {}",
+                    id_field.name, MAX_EXACT_NUMBER as i64
+                )));
             }
         }
-        let names: Vec<String> = values.iter().map(|(i, _)| column(&model.def.person_data[*i].name)).collect();
+        let values: Vec<Assignment> = values.into_iter().filter(|(i, _)| !(numbered && *i == id_index)).collect();
+        let mut names: Vec<String> = values.iter().map(|(i, _)| column(&model.def.person_data[*i].name)).collect();
+        let marks = vec!["?"; names.len()];
         let returning = returning(model);
-        let sql = if names.is_empty() {
+        let sql = if numbered {
+            // The next number is read and taken by the INSERT itself: the largest Recipient Id
+            // (floored: ids stored before the range was enforced may be fractional) plus one, or
+            // no row when that would leave the exact range.
+            let id = column(&id_field.name);
+            let next = match self.db.dialect {
+                Dialect::Sqlite => "CAST(m AS INTEGER) + 1",
+                Dialect::Postgres => "FLOOR(m) + 1",
+            };
+            names.push(id.clone());
+            let mut selected: Vec<String> = marks.iter().map(|m| m.to_string()).collect();
+            selected.push(format!("CASE WHEN m IS NULL OR m < 1 THEN 1 ELSE {next} END"));
+            format!(
+                "INSERT INTO recipients ({}) SELECT {} FROM (SELECT MAX({id}) AS m FROM recipients) AS largest \
+                 WHERE m IS NULL OR m < {} RETURNING {returning}",
+                names.join(", "),
+                selected.join(", "),
+                MAX_EXACT_NUMBER as i64
+            )
+        } else if names.is_empty() {
             format!("INSERT INTO recipients DEFAULT VALUES RETURNING {returning}")
         } else {
-            format!("INSERT INTO recipients ({}) VALUES ({}) RETURNING {returning}", names.join(", "), vec!["?"; names.len()].join(", "))
+            format!("INSERT INTO recipients ({}) VALUES ({}) RETURNING {returning}", names.join(", "), marks.join(", "))
         };
         let sql = self.db.sql_string(sql);
-        match bind_assignments(sqlx::query(&sql), model, &values).fetch_one(&mut **turn).await {
-            Ok(row) => Ok(decode_recipient(model, &row)?),
+        match bind_assignments(sqlx::query(&sql), model, &values).fetch_optional(&mut **turn).await {
+            Ok(Some(row)) => Ok(decode_recipient(model, &row)?),
+            Ok(None) => Err(StoreError::Conflict(format!(
+                "no Recipient Id is free above the largest one ({}): give {} explicitly",
+                MAX_EXACT_NUMBER as i64, id_field.name
+            ))),
             Err(e) => Err(self.unique_conflict(turn, model, e, &values, None).await),
         }
     }
@@ -267,14 +281,6 @@ fn check_indexed(model: &Model, values: &[Assignment]) -> StoreResult<()> {
 /// one is exact and every client reads it back as the same number.
 fn is_recipient_number(n: f64) -> bool {
     n.fract() == 0.0 && (1.0..=MAX_EXACT_NUMBER).contains(&n)
-}
-
-/// The number after the largest NUMBER Recipient Id (1 for none); `None` when that would leave the
-/// exact range. Ids stored before the range was enforced may be fractional or huge: the next is
-/// still above them, or there is none.
-fn next_recipient_id(largest: f64) -> Option<f64> {
-    let next = largest.max(0.0).floor() + 1.0;
-    (next <= MAX_EXACT_NUMBER).then_some(next)
 }
 
 /// The largest value of the NUMBER column `field` (0 for none), read as the double it is stored

@@ -60,13 +60,18 @@ for N in $SIZES; do
   echo "waiting for the next minute's firing" >&2
   until read -r swept _ at < <(progress); [ "$swept" != 0 ] && [ "$at" != "$BEFORE" ]; do sleep 0.2; done
   START=$(date +%s.%N); FROM=$(progress | cut -d' ' -f1)
-  DURING=$(p99 "$B/recipients/1")
+  # The latency is measured while the sweep goes on, and the sweep's end watched meanwhile (a
+  # sweep shorter than DURATION makes the latency partly idle: use sizes that last longer).
+  p99 "$B/recipients/1" >"$DIR/during" &
+  LATENCY=$!
   PEAK=$(rss_kib)
   while read -r swept state _ < <(progress); [ "$state" != done ]; do
     sleep 0.5; r=$(rss_kib); [ "$r" -gt "$PEAK" ] && PEAK=$r
     echo "  $swept of $N" >&2
   done
   END=$(date +%s.%N)
+  wait $LATENCY
+  DURING=$(cat "$DIR/during")
   RATE=$(echo "($N - $FROM) / ($END - $START)" | bc)
   curl -s -o /dev/null -X DELETE -H "$AUTH" "$B/flows/sweep"
   echo "| $N | $RATE | $((RSS_BEFORE / 1024)) MiB / $((PEAK / 1024)) MiB | $IDLE ms / $DURING ms |"

@@ -164,7 +164,8 @@ impl TenantDb {
         let sql = if numbered {
             // The next number is read and taken by the INSERT itself: the largest Recipient Id
             // (floored: ids stored before the range was enforced may be fractional) plus one, or
-            // no row when that would leave the exact range.
+            // no row when that would leave the exact range. MAX as a scalar subquery: SQLite reads
+            // it from the index's end only there (in a FROM subquery it scans the whole index).
             let id = column(&id_field.name);
             let next = match self.db.dialect {
                 Dialect::Sqlite => "CAST(m AS INTEGER) + 1",
@@ -174,7 +175,7 @@ impl TenantDb {
             let mut selected: Vec<String> = marks.iter().map(|m| m.to_string()).collect();
             selected.push(format!("CASE WHEN m IS NULL OR m < 1 THEN 1 ELSE {next} END"));
             format!(
-                "INSERT INTO recipients ({}) SELECT {} FROM (SELECT MAX({id}) AS m FROM recipients) AS largest \
+                "INSERT INTO recipients ({}) SELECT {} FROM (SELECT (SELECT MAX({id}) FROM recipients) AS m) AS largest \
                  WHERE m IS NULL OR m < {} RETURNING {returning}",
                 names.join(", "),
                 selected.join(", "),

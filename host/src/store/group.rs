@@ -15,8 +15,10 @@
 //! A turn whose writes are one statement ([`GroupCommit::single_write`]) takes no savepoint on
 //! SQLite, which undoes a failed statement by itself (one round trip to its worker thread less per
 //! write); PostgreSQL still needs one, since a failed statement spoils its whole transaction. Such
-//! a turn abandoned after its statement ran keeps it, as a write whose answer was lost would. A turn must only run statements on the lent
-//! connection (never wait for another turn of the same database: that would wait for itself).
+//! a turn abandoned after its statement ran keeps it, as a write whose answer was lost would.
+//!
+//! A turn must only run statements on the lent connection (never wait for another turn of the
+//! same database: that would wait for itself).
 
 use std::ops::{Deref, DerefMut};
 
@@ -94,8 +96,9 @@ impl GroupCommit {
     }
 }
 
-/// One caller's turn: the group's connection, inside a savepoint of the caller's own. End it with
-/// [`Turn::finish`]; dropped unfinished, what it wrote is undone.
+/// One caller's turn: the group's connection, inside a savepoint of the caller's own (but for a
+/// single-write turn on SQLite). End it with [`Turn::finish`]; dropped unfinished, what it wrote
+/// is undone.
 pub struct Turn {
     tx: Option<Transaction<'static, Any>>,
     back: Option<oneshot::Sender<Returned>>,
@@ -120,22 +123,19 @@ impl Turn {
     /// Ends the turn with what it did. `Ok`: its writes are kept, and the answer comes once the
     /// group's transaction is committed (or is the commit's error). `Err`: its writes are undone
     /// and the error is the answer, at once.
-    pub async fn finish<T>(mut self, result: StoreResult<T>) -> StoreResult<T> {
+    pub async fn finish<T, E: Into<StoreError>>(mut self, result: Result<T, E>) -> StoreResult<T> {
+        let value = match result {
+            Ok(value) => value,
+            // Given back as dropped: undone.
+            Err(e) => return Err(e.into()),
+        };
         let (tx, back) = (self.tx.take().expect("held"), self.back.take().expect("held"));
-        match result {
-            Ok(value) => {
-                let (kept, committed) = oneshot::channel();
-                back.send(Returned { tx, kept: Some(kept) }).map_err(|_| stopped())?;
-                match committed.await {
-                    Ok(Ok(())) => Ok(value),
-                    Ok(Err(e)) => Err(StoreError::Db(e)),
-                    Err(_) => Err(StoreError::Db(stopped())),
-                }
-            }
-            Err(e) => {
-                let _ = back.send(Returned { tx, kept: None });
-                Err(e)
-            }
+        let (kept, committed) = oneshot::channel();
+        back.send(Returned { tx, kept: Some(kept) }).map_err(|_| stopped())?;
+        match committed.await {
+            Ok(Ok(())) => Ok(value),
+            Ok(Err(e)) => Err(StoreError::Db(e)),
+            Err(_) => Err(StoreError::Db(stopped())),
         }
     }
 
@@ -314,7 +314,7 @@ mod tests {
         turn.undo().await.unwrap();
         let n: i64 = sqlx::query("SELECT COUNT(*) FROM t").fetch_one(&mut *turn).await.unwrap().get(0);
         assert_eq!(n, 1);
-        turn.finish(Ok(())).await.unwrap();
+        turn.finish(Ok::<_, StoreError>(())).await.unwrap();
         assert_eq!(keys(&db).await, vec![2]);
     }
 

@@ -8,7 +8,7 @@ use super::codec::decode;
 use super::schema::insertion_order;
 use super::TenantDb;
 use crate::model::{FieldType, Value};
-use crate::store::{StoreError, StoreResult};
+use crate::store::StoreResult;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Communication {
@@ -51,6 +51,6 @@ impl TenantDb {
             .bind(&c.content)
             .execute(&mut *turn)
             .await;
-        turn.finish(done.map_err(StoreError::from)).await.map(|_| ())
+        turn.finish(done).await.map(|_| ())
     }
 }

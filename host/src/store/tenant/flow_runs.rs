@@ -7,7 +7,7 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::TenantDb;
-use crate::store::{StoreError, StoreResult};
+use crate::store::StoreResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {
@@ -123,9 +123,9 @@ impl TenantDb {
     pub async fn insert_flow_runs(&self, runs: &[(NewFlowRun, RunProgress)]) -> StoreResult<()> {
         let sql = self.db.sql_string(format!("INSERT INTO _flow_runs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         let mut turn = self.db.group.turn().await?;
-        let mut done = Ok(());
-        for (run, p) in runs {
-            let inserted = sqlx::query(&sql)
+        let done = async {
+            for (run, p) in runs {
+                sqlx::query(&sql)
                 .bind(&run.id)
                 .bind(&run.flow)
                 .bind(run.version)
@@ -141,12 +141,11 @@ impl TenantDb {
                 .bind(&p.trace)
                 .bind(p.updated_at)
                 .execute(&mut *turn)
-                .await;
-            if let Err(e) = inserted {
-                done = Err(e.into());
-                break;
+                .await?;
             }
+            Ok::<_, sqlx::Error>(())
         }
+        .await;
         turn.finish(done).await
     }
 
@@ -170,7 +169,7 @@ impl TenantDb {
             .bind(id)
             .execute(&mut *turn)
             .await;
-        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
+        turn.finish(done).await.map(|d| d.rows_affected() > 0)
     }
 
     /// The newest runs of `flow` (of one recipient, when given), newest first, at most `limit`,

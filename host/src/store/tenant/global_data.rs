@@ -7,7 +7,7 @@ use super::TenantDb;
 use crate::model::Model;
 use crate::rsql::Dialect;
 use crate::store::db::sql_for;
-use crate::store::{now_millis, StoreError, StoreResult};
+use crate::store::{now_millis, StoreResult};
 
 #[derive(Debug, Clone)]
 pub struct GlobalValue {
@@ -51,7 +51,7 @@ impl TenantDb {
         );
         let mut turn = self.db.group.single_write().await?;
         let row = sqlx::query(&sql).bind(name).bind(value).bind(now).bind(now).fetch_one(&mut *turn).await;
-        let row = turn.finish(row.map_err(StoreError::from)).await?;
+        let row = turn.finish(row).await?;
         Ok(GlobalValue { value: row.get(0), created: row.get(1), modified: row.get(2) })
     }
 }

@@ -172,8 +172,9 @@ impl TenantDb {
                 Dialect::Postgres => "FLOOR(m) + 1",
             };
             names.push(id.clone());
-            let mut selected: Vec<String> = marks.iter().map(|m| m.to_string()).collect();
-            selected.push(format!("CASE WHEN m IS NULL OR m < 1 THEN 1 ELSE {next} END"));
+            let taken = format!("CASE WHEN m IS NULL OR m < 1 THEN 1 ELSE {next} END");
+            let mut selected = marks.clone();
+            selected.push(&taken);
             format!(
                 "INSERT INTO recipients ({}) SELECT {} FROM (SELECT (SELECT MAX({id}) FROM recipients) AS m) AS largest \
                  WHERE m IS NULL OR m < {} RETURNING {returning}",
@@ -218,7 +219,7 @@ impl TenantDb {
     pub async fn delete_recipient(&self, key: i64) -> StoreResult<bool> {
         let mut turn = self.db.group.single_write().await?;
         let done = sqlx::query(&self.db.sql("DELETE FROM recipients WHERE _id = ?")).bind(key).execute(&mut *turn).await;
-        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
+        turn.finish(done).await.map(|d| d.rows_affected() > 0)
     }
 
     /// Turns a unique violation into a conflict naming the field and value that are taken (read
@@ -250,7 +251,7 @@ impl TenantDb {
             .bind(at.format("%Y-%m-%dT%H:%M:%S%.3f").to_string())
             .execute(&mut *turn)
             .await;
-        turn.finish(done.map_err(StoreError::from)).await.map(|_| ())
+        turn.finish(done).await.map(|_| ())
     }
 
     pub async fn events(&self, key: i64) -> StoreResult<Vec<EventRecord>> {

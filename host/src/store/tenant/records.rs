@@ -171,31 +171,26 @@ impl TenantDb {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
         let mut turn = self.db.group.single_write().await?;
         let done = t.bind_scope(sqlx::query(&sql), Some(id)).execute(&mut *turn).await;
-        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected() > 0)
+        turn.finish(done).await.map(|d| d.rows_affected() > 0)
     }
 
     pub async fn batch_delete(&self, t: &TableRef<'_>, ids: Vec<Result<Value, String>>) -> StoreResult<Vec<EntryOutcome>> {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
         let mut turn = self.db.group.turn().await?;
-        let mut outcomes = Vec::with_capacity(ids.len());
-        let mut failed = None;
-        for id in ids {
-            outcomes.push(match id {
-                Err(message) => EntryOutcome::Invalid(message),
-                Ok(id) => match t.bind_scope(sqlx::query(&sql), Some(&id)).execute(&mut *turn).await {
-                    Ok(done) if done.rows_affected() > 0 => EntryOutcome::Deleted,
-                    Ok(_) => EntryOutcome::NotFound,
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
-                },
-            });
+        let done = async {
+            let mut outcomes = Vec::with_capacity(ids.len());
+            for id in ids {
+                outcomes.push(match id {
+                    Err(message) => EntryOutcome::Invalid(message),
+                    Ok(id) => match t.bind_scope(sqlx::query(&sql), Some(&id)).execute(&mut *turn).await?.rows_affected() {
+                        0 => EntryOutcome::NotFound,
+                        _ => EntryOutcome::Deleted,
+                    },
+                });
+            }
+            Ok::<_, sqlx::Error>(outcomes)
         }
-        let done = match failed {
-            Some(e) => Err(e.into()),
-            None => Ok(outcomes),
-        };
+        .await;
         turn.finish(done).await
     }
 
@@ -204,7 +199,7 @@ impl TenantDb {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(false)));
         let mut turn = self.db.group.single_write().await?;
         let done = t.bind_scope(sqlx::query(&sql), None).execute(&mut *turn).await;
-        turn.finish(done.map_err(StoreError::from)).await.map(|d| d.rows_affected())
+        turn.finish(done).await.map(|d| d.rows_affected())
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const GUESTS: [&str; 22] = ["echo", "open-webhook", "spin", "bomb", "panic", "sleepy", "fetch", "crm-webhook", "recipient-finder", "open-reader", "step-tagger", "condition-adult", "monitor-ok", "authheader-key", "store-locator", "async-open", "async-secure", "recipient-admin", "hello", "flow-probe", "recent-buyer", "nearest-store"];
+const GUESTS: [&str; 26] = ["echo", "open-webhook", "spin", "bomb", "panic", "sleepy", "fetch", "crm-webhook", "recipient-finder", "open-reader", "step-tagger", "condition-adult", "monitor-ok", "authheader-key", "store-locator", "async-open", "async-secure", "recipient-admin", "hello", "flow-probe", "recent-buyer", "nearest-store", "authheader-oauth", "authheader-leaky", "monitor-http", "crm-call"];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

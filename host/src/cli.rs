@@ -37,12 +37,76 @@ pub enum Command {
     },
     /// Fill an instance with generated recipients (with a progress bar).
     Seed(SeedArgs),
+    /// Manage an instance's secrets (read by its authheader extensions only; values are never
+    /// shown).
+    Secrets {
+        #[command(subcommand)]
+        command: SecretsCommand,
+    },
+}
+
+/// Where the key ring that seals secrets is. The ring itself may instead be given in the
+/// environment, `HERALD_SECRETS_KEY` (base64 keys separated by commas; never a flag, which
+/// other users of the machine could read).
+#[derive(Debug, Args, Clone)]
+pub struct SecretsKeyArgs {
+    /// The key file (one base64 key a line, the first seals); by default `secrets.key` in the
+    /// data directory, created on the first start. Every node sharing a database needs the same.
+    #[arg(long, env = "HERALD_SECRETS_KEY_FILE", global = true)]
+    pub secrets_key_file: Option<PathBuf>,
+}
+
+impl SecretsKeyArgs {
+    pub fn settings(&self) -> crate::runtime::SecretsKey {
+        crate::runtime::SecretsKey { text: std::env::var("HERALD_SECRETS_KEY").ok(), file: self.secrets_key_file.clone() }
+    }
+}
+
+/// The instance whose secrets a command acts on, and where its store and key ring are.
+#[derive(Debug, Args)]
+pub struct InstanceSecrets {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub key: SecretsKeyArgs,
+    /// The instance (customerId).
+    #[arg(long)]
+    pub instance: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// List an instance's secrets: names and when they were set.
+    List(InstanceSecrets),
+    /// Set a secret; its value is read from standard input (one line, or all of it), never
+    /// from the command line.
+    Set {
+        #[command(flatten)]
+        target: InstanceSecrets,
+        name: String,
+    },
+    /// Delete a secret.
+    Delete {
+        #[command(flatten)]
+        target: InstanceSecrets,
+        name: String,
+    },
+    /// Seal again with the key ring's first key every secret of every instance sealed with
+    /// another (after a new key was put first in every node's ring).
+    Rotate {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        key: SecretsKeyArgs,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub secrets_key: SecretsKeyArgs,
     /// Address of the REST API ({base_url}).
     #[arg(long, env = "HERALD_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,

@@ -13,13 +13,13 @@ use crate::store::{Backend, ControlDb};
 use crate::tenants::{self, demo};
 
 /// The store the flags name: SQLite under the data directory, or PostgreSQL.
-fn backend(store: &StoreArgs) -> anyhow::Result<Backend> {
+pub(crate) fn backend(store: &StoreArgs) -> anyhow::Result<Backend> {
     std::fs::create_dir_all(&store.data_dir)
         .with_context(|| format!("cannot create the data directory {}", store.data_dir.display()))?;
     Backend::new(&store.data_dir, store.database_url.as_deref())
 }
 
-async fn control(store: &StoreArgs) -> anyhow::Result<ControlDb> {
+pub(crate) async fn control(store: &StoreArgs) -> anyhow::Result<ControlDb> {
     ControlDb::open(&backend(store)?).await.context("opening the control database")
 }
 
@@ -37,6 +37,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 runtime: crate::runtime::RuntimeSettings {
                     outbound_hosts: args.outbound_hosts,
                     outbound_private: args.outbound_private,
+                    secrets_key: args.secrets_key.settings(),
                     ..Default::default()
                 },
                 queue: crate::queue::QueueSettings {
@@ -122,6 +123,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             println!("{client_id}: revoked");
             Ok(())
         }
+        Command::Secrets { command } => crate::secrets::operator::run(command).await,
         Command::Seed(args) => {
             let db = control(&args.store).await?;
             let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;

@@ -104,6 +104,14 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     runtime.wire_triggers(flows.clone());
     let schedule_every = (config.queue.poll_interval * 5).clamp(Duration::from_millis(100), Duration::from_secs(10));
     let scheduler = crate::flows::schedule::spawn(flows.clone(), schedule_every);
+    let monitors = Arc::new(crate::monitors::MonitorScheduler {
+        tenants: tenants.clone(),
+        runtime: runtime.clone(),
+        queue: queue.clone(),
+        control: control.clone(),
+        clock: config.clock.clone(),
+    });
+    let monitor_scheduler = crate::monitors::spawn(monitors, schedule_every);
     let ctx = ApiContext::new(ApiServices {
         data_dir,
         tenants: tenants.clone(),
@@ -130,6 +138,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
     background.extend(queue_tasks);
     background.push(scheduler);
+    background.push(monitor_scheduler);
     tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), pooling_allocator = runtime.pooling, "herald is serving");
     Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime, queue })
 }

@@ -50,7 +50,7 @@ pub mod monitor_world {
     world_with_all_imports!("herald:platform/monitor-extension", "__export_monitor_world", "herald_sdk::bindings::monitor_world");
 }
 
-/// The `authheader-extension` world's export (it sees Global Data and the log only).
+/// The `authheader-extension` world's export (it sees Global Data, the log and the secrets).
 pub mod authheader_world {
     wit_bindgen::generate!({
         path: "../wit",

@@ -10,6 +10,14 @@
 //! for its subdomains), `timeout_ms` (the extension's own deadline). All are optional; without the
 //! section an extension is secure, synchronous, without network and has the operator's deadline.
 //! A key the macro does not know is a compile error.
+//!
+//! Keys of one type: `bound_hosts` (an authheader's hosts, required), `schedule` (a monitor's,
+//! required: `"every 5m"` or five-field cron in UTC) and `alert` (a monitor's, optional: an event
+//! achieved for a recipient when its status changes):
+//!
+//! ```
+//! herald_sdk::config!(allowed_hosts: ["crm.example.com"], schedule: "every 5m", alert: {"event": "INTEGRATION_DOWN", "recipient": 1});
+//! ```
 
 /// The bytes of `text` as an array of its length (a custom section must be a sized static).
 #[doc(hidden)]
@@ -52,7 +60,10 @@ macro_rules! __config_member {
     (asynchronous : $v:tt) => { concat!("\"async\":", stringify!($v)) };
     (allowed_hosts : $v:tt) => { concat!("\"allowed_hosts\":", stringify!($v)) };
     (timeout_ms : $v:tt) => { concat!("\"timeout_ms\":", stringify!($v)) };
-    ($other:ident : $v:tt) => { compile_error!(concat!("unknown herald:config key `", stringify!($other), "` (open, asynchronous, allowed_hosts, timeout_ms)")) };
+    (bound_hosts : $v:tt) => { concat!("\"bound_hosts\":", stringify!($v)) };
+    (schedule : $v:tt) => { concat!("\"schedule\":", stringify!($v)) };
+    (alert : $v:tt) => { concat!("\"alert\":", stringify!($v)) };
+    ($other:ident : $v:tt) => { compile_error!(concat!("unknown herald:config key `", stringify!($other), "` (open, asynchronous, allowed_hosts, timeout_ms, bound_hosts, schedule, alert)")) };
 }
 
 #[cfg(test)]
@@ -62,5 +73,7 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(crate::__config_json!(open: true, asynchronous: true, allowed_hosts: ["a.example", "*.b.example"], timeout_ms: 1500)).unwrap();
         assert_eq!(json, serde_json::json!({"open": true, "async": true, "allowed_hosts": ["a.example", "*.b.example"], "timeout_ms": 1500}));
         assert_eq!(crate::config::bytes::<4>("open"), *b"open");
+        let json: serde_json::Value = serde_json::from_str(crate::__config_json!(bound_hosts: ["crm.example.com"], schedule: "every 5m", alert: {"event": "DOWN", "recipient": 7})).unwrap();
+        assert_eq!(json, serde_json::json!({"bound_hosts": ["crm.example.com"], "schedule": "every 5m", "alert": {"event": "DOWN", "recipient": 7}}));
     }
 }

@@ -111,6 +111,18 @@ pub mod global_data {
     }
 }
 
+/// The instance's secrets (set with `PUT /extensions/secrets/{name}` or `herald secrets set`).
+/// Only authheader extensions may read them: an upload of another type that calls this is
+/// refused. Herald keeps the values out of the execution's log and output.
+pub mod secrets {
+    use super::*;
+
+    /// The value of secret `name`; `None` when it is not set.
+    pub fn get(name: &str) -> Result<Option<String>, Error> {
+        crate::bindings::authheader_world::herald::platform::secrets::get(name)
+    }
+}
+
 /// The contextual data of the call that triggered this execution (JSON), if any.
 pub fn context() -> Option<serde_json::Value> {
     wit::context::data().and_then(|text| serde_json::from_str(&text).ok())

@@ -58,10 +58,38 @@ pub trait Monitor {
     fn check() -> Health;
 }
 
-/// Computes the authorization headers of outgoing calls to the hosts it is bound to.
+/// Computes the authorization headers of the outgoing calls that the instance's other extensions
+/// make to the hosts it is bound to (`bound_hosts` in [`config!`](crate::config)).
 pub trait AuthHeader {
-    /// The headers (name, value) for a call to `host`.
-    fn headers(host: &str, method: &str, path_with_query: &str) -> Result<Vec<(String, String)>, String>;
+    /// The headers for a call to `host`; an error fails that call (its caller sees the error).
+    fn headers(host: &str, method: &str, path_with_query: &str) -> Result<Grant, String>;
+}
+
+/// Headers an [`AuthHeader`] made, and how long Herald may add them to every call to the same host
+/// without asking again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// (name, value) pairs, set on the request (replacing the caller's own of that name).
+    pub headers: Vec<(String, String)>,
+    /// Seconds they stay good (at most a day is honoured); `None`: asked again for every call.
+    pub max_age_seconds: Option<u32>,
+}
+
+impl Grant {
+    /// Headers for this one call (a signature of its method and path).
+    pub fn once(headers: Vec<(String, String)>) -> Grant {
+        Grant { headers, max_age_seconds: None }
+    }
+
+    /// Headers good for `seconds` (a token's lifetime).
+    pub fn for_seconds(headers: Vec<(String, String)>, seconds: u32) -> Grant {
+        Grant { headers, max_age_seconds: Some(seconds) }
+    }
+
+    /// `Authorization: Bearer <token>`, good for `seconds`.
+    pub fn bearer(token: &str, seconds: u32) -> Grant {
+        Grant::for_seconds(vec![("authorization".into(), format!("Bearer {token}"))], seconds)
+    }
 }
 
 /// The contextual data as a type of the extension's own (its Context Parameter Schema's shape);
@@ -155,14 +183,15 @@ macro_rules! authheader_extension {
                 method: ::std::string::String,
                 path_with_query: ::std::string::String,
             ) -> ::std::result::Result<
-                ::std::vec::Vec<$crate::bindings::authheader_world::exports::herald::platform::authheader::Header>,
+                $crate::bindings::authheader_world::exports::herald::platform::authheader::Grant,
                 ::std::string::String,
             > {
-                let headers = <$ty as $crate::extensions::AuthHeader>::headers(&host, &method, &path_with_query)?;
-                Ok(headers
-                    .into_iter()
-                    .map(|(name, value)| $crate::bindings::authheader_world::exports::herald::platform::authheader::Header { name, value })
-                    .collect())
+                use $crate::bindings::authheader_world::exports::herald::platform::authheader::{Grant, Header};
+                let grant = <$ty as $crate::extensions::AuthHeader>::headers(&host, &method, &path_with_query)?;
+                Ok(Grant {
+                    headers: grant.headers.into_iter().map(|(name, value)| Header { name, value }).collect(),
+                    max_age_seconds: grant.max_age_seconds,
+                })
             }
         }
 

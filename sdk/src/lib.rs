@@ -10,7 +10,11 @@
 //! - an export macro per extension type: [`http_extension!`] (the standard
 //!   `wasi:http/incoming-handler`), [`step_extension!`], [`condition_extension!`],
 //!   [`monitor_extension!`], [`authheader_extension!`];
-//! - [`config!`]: the extension's configuration (open, asynchronous, allowed hosts, timeout).
+//! - [`secrets`]: the instance's secrets, for authheader extensions (the only type that may read
+//!   them);
+//! - [`client`]: outbound HTTP calls;
+//! - [`config!`]: the extension's configuration (open, asynchronous, allowed hosts, timeout, and
+//!   the bound hosts of an authheader, the schedule and alert of a monitor).
 //!
 //! An open webhook that stores who called:
 //!
@@ -38,13 +42,14 @@
 #![deny(missing_docs)]
 
 pub mod bindings;
+pub mod client;
 pub mod config;
 mod data;
 pub mod extensions;
 pub mod http;
 mod record;
 
-pub use data::{context, global_data, log, recipients, tables};
+pub use data::{context, global_data, log, recipients, secrets, tables};
 pub use record::{Error, Field, Record, Value};
 
 /// The WASI 0.2 bindings the http export uses (re-exported for the macros and for extensions

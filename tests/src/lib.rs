@@ -3,6 +3,7 @@
 
 pub mod database;
 pub mod process;
+pub mod recorder;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -161,6 +162,11 @@ impl TestServer {
     /// Where this server keeps its data (to open its control plane from a test).
     pub fn backend(&self) -> Backend {
         Backend::new(&self.data_dir, self.database.as_ref().map(|d| d.url.as_str())).expect("valid backend")
+    }
+
+    /// This server's PostgreSQL database, when the suite runs on PostgreSQL (for a second node).
+    pub fn database(&self) -> Option<Arc<TestDatabase>> {
+        self.database.clone()
     }
 
     /// The PostgreSQL URL of this server's database, when the suite runs on PostgreSQL.

@@ -249,6 +249,24 @@ async fn each_kind_may_import_only_what_its_world_offers() {
     let step = upload(&api, "step.wasm", component("herald:platform/step@0.1.0"), "step", None).await;
     step.expect(400);
     assert!(!step.message().contains("may not import"), "{}", step.message());
+    // Only an authheader's world offers the secrets.
+    let reads_secrets = |export: &str| {
+        wat::parse_str(format!(
+            r#"(component
+                (import "herald:platform/secrets@0.1.0" (instance (export "get" (func))))
+                (instance $e)
+                (export "{export}" (instance $e)))"#
+        ))
+        .unwrap()
+    };
+    for (kind, export) in [("step", "herald:platform/step@0.1.0"), ("monitor", "herald:platform/monitor@0.1.0")] {
+        let refused = upload(&api, "reader.wasm", reads_secrets(export), kind, None).await;
+        refused.expect(400);
+        assert!(refused.message().contains(&format!("type '{kind}' may not import herald:platform/secrets@0.1.0")), "{}", refused.message());
+    }
+    let authheader = upload(&api, "reader.wasm", reads_secrets("herald:platform/authheader@0.1.0"), "authheader", None).await;
+    authheader.expect(400);
+    assert!(!authheader.message().contains("may not import"), "an authheader may: {}", authheader.message());
     let unknown = upload(&api, "x.wasm", component("herald:platform/step@0.1.0"), "webhook", None).await;
     unknown.expect(400);
     assert!(unknown.message().contains("step, condition, http, monitor, authheader"), "{}", unknown.message());

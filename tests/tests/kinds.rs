@@ -40,9 +40,11 @@ async fn steps_conditions_monitors_and_authheaders_run_for_their_instance() {
     // A monitor reports; an authheader makes headers for its host and none for another.
     let report = run(&api, "campaign", json!({})).await;
     assert_eq!(report["value"]["healthy"], true, "{report}");
+    let declined = run(&api, "key", json!({"host": "api.example.com", "method": "GET", "path": "/x"})).await;
+    assert_eq!(declined, json!({"outcome": "declined", "reason": "the secret CRM_TOKEN is not set"}));
+    api.put("/extensions/secrets/CRM_TOKEN", json!({"value": "tok-kinds"})).await.expect(201);
     let headers = run(&api, "key", json!({"host": "api.example.com", "method": "GET", "path": "/x"})).await;
-    assert_eq!(headers["value"][0][0], "x-api-key", "{headers}");
-    assert_eq!(run(&api, "key", json!({"host": "other.example", "method": "GET", "path": "/"})).await["value"], json!([]));
+    assert_eq!(headers["value"], json!({"headers": [["authorization", "Bearer tok-kinds"]], "maxAgeSeconds": 60}), "{headers}");
     // Each execution is recorded like an http call's (successful ones are written in batches).
     let started = std::time::Instant::now();
     loop {

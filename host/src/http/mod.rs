@@ -19,6 +19,8 @@ mod paged;
 mod recipient_data;
 mod recipients;
 mod register;
+mod secrets;
+mod monitors;
 mod stream;
 mod tables;
 #[cfg(feature = "testing")]
@@ -99,7 +101,9 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(discovery::router())
         .merge(flows::router())
         .merge(flow_runs::router())
-        .merge(register::router());
+        .merge(register::router())
+        .merge(secrets::router())
+        .merge(monitors::router());
     #[cfg(feature = "testing")]
     let json_api = json_api.merge(testing::router());
     let json_api = json_api.layer(middleware::from_fn(negotiate::json_only));

@@ -3,8 +3,8 @@
 //! limit like any other call; `GET /testing/open/{customerId}/hello` answers `hello` natively
 //! through the same admission as the open extensions endpoint (the benchmark's baseline);
 //! `POST /testing/extensions/{extensionId}/:run` calls a step, condition, monitor or authheader
-//! extension through the runtime's call path, as flows, schedules and outbound calls will (the
-//! runtime's test harness until they exist): body `{"recipient": <Recipient Id>, "context": {...},
+//! extension through the runtime's call path, as flows, schedules and outbound calls do, for
+//! tests that look at one call alone: body `{"recipient": <Recipient Id>, "context": {...},
 //! "host", "method", "path"}` as the kind needs, answer `{"outcome": "ok"|"declined"|"deadline"|
 //! "failed", "value"?, "reason"?}`.
 
@@ -75,7 +75,10 @@ async fn run_extension(
         }
         ExtensionKind::Authheader => {
             let outbound = Outbound { host: body.host, method: body.method, path_with_query: body.path };
-            ctx.runtime.call_authheader(call, outbound).await.map(|r| r.map(|headers| serde_json::json!(headers)))
+            ctx.runtime
+                .call_authheader(call, outbound)
+                .await
+                .map(|r| r.map(|made| serde_json::json!({"headers": made.headers, "maxAgeSeconds": made.max_age_seconds})))
         }
         ExtensionKind::Http => return Err(ApiError::bad("http extensions are called through their endpoints")),
     };

@@ -16,6 +16,7 @@ mod backlog;
 mod dispatch;
 mod execute;
 mod liveness;
+pub mod monitor_run;
 mod promote;
 mod writer;
 

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, UpdateDeadline};
 
-use super::state::CallState;
+use super::state::{Authorizer, CallState};
+use crate::secrets::redact;
 use super::{Prepared, Runtime};
 use crate::store::tenant::ExecutionLog;
 use crate::tenants::Tenant;
@@ -43,6 +44,11 @@ pub type GuestFuture<'a, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> +
 /// What a kind asks of its guest: instantiate it in the store and call its export.
 pub trait Invocation: Send + 'static {
     type Output: Send + 'static;
+    /// Whether the guest may read the instance's secrets (authheader extensions only).
+    const READS_SECRETS: bool = false;
+    /// Whether the guest's outbound requests get the headers of the instance's authheader
+    /// extensions (all but an authheader's own, which would recurse).
+    const HEADERS_FOR_OUTBOUND: bool = true;
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output>;
 }
@@ -67,7 +73,9 @@ impl Runtime {
         invocation: I,
     ) -> impl Future<Output = (Result<I::Output, CallFailure>, Vec<String>)> + Send + 'static {
         let Call { extension, id, tenant, deadline, context, depth } = call;
-        let mut state = CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings);
+        let authorizer = I::HEADERS_FOR_OUTBOUND.then(|| Authorizer { runtime: Arc::clone(self), tenant: Arc::clone(&tenant), notes: Arc::default() });
+        let mut state = CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings, authorizer);
+        state.secrets = I::READS_SECRETS.then(|| self.secrets.clone());
         state.context = context;
         state.depth = depth;
         state.triggers = self.triggers.get().cloned();
@@ -97,7 +105,8 @@ impl Runtime {
                 Ok(Err(_)) if started.elapsed() >= deadline => (Err(CallFailure::Deadline), "deadline".to_string()),
                 Ok(Err(e)) => {
                     let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
-                    (Err(CallFailure::Failed(format!("{e:#} {stderr}").trim_end().to_string())), format!("failed: {e:#}"))
+                    let reason = redact(&format!("{e:#} {stderr}"), &store.data().revealed);
+                    (Err(CallFailure::Failed(reason.trim_end().to_string())), redact(&format!("failed: {e:#}"), &store.data().revealed))
                 }
                 Ok(Ok(output)) => (Ok(output), "ok".to_string()),
             };
@@ -119,17 +128,21 @@ impl Runtime {
     }
 }
 
-/// What the execution left (log lines, captured output) for the instance's operator.
+/// What the execution left (log lines, captured output, what failed in its outbound requests)
+/// for the instance's operator, without the credentials it saw.
 fn execution_log(store: &Store<CallState>, extension: &str, started: Instant, outcome: String) -> (ExecutionLog, Arc<Tenant>) {
     let state = store.data();
+    let hide = |text: &str| redact(text, &state.revealed);
+    let mut log: Vec<String> = state.log.iter().map(|line| hide(line)).collect();
+    log.extend(state.outbound_notes().iter().map(|note| format!("error: {}", hide(note))));
     let entry = ExecutionLog {
         extension: extension.to_string(),
         at: crate::store::now_millis(),
         duration_ms: started.elapsed().as_millis() as i64,
         outcome,
-        log: state.log.clone(),
-        stdout: String::from_utf8_lossy(&state.stdout.contents()).into_owned(),
-        stderr: String::from_utf8_lossy(&state.stderr.contents()).into_owned(),
+        log,
+        stdout: hide(&String::from_utf8_lossy(&state.stdout.contents())),
+        stderr: hide(&String::from_utf8_lossy(&state.stderr.contents())),
     };
     (entry, Arc::clone(&state.tenant))
 }

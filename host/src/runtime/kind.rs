@@ -27,11 +27,13 @@ const TABLES: &str = "herald:platform/tables";
 const CONTEXT: &str = "herald:platform/context";
 const GLOBAL_DATA: &str = "herald:platform/global-data";
 const LOG: &str = "herald:platform/log";
+const SECRETS: &str = "herald:platform/secrets";
 
 /// The `imports` world: what http, step, condition and monitor extensions are offered.
 const ALL_PLATFORM: [&str; 7] = [TYPES, RECIPIENTS_READ, RECIPIENTS_WRITE, TABLES, CONTEXT, GLOBAL_DATA, LOG];
-/// The authheader world: no recipient data, only what making headers needs.
-const AUTHHEADER_PLATFORM: [&str; 3] = [TYPES, GLOBAL_DATA, LOG];
+/// The authheader world: no recipient data, only what making headers needs; the only world with
+/// the instance's secrets.
+const AUTHHEADER_PLATFORM: [&str; 4] = [TYPES, GLOBAL_DATA, LOG, SECRETS];
 
 impl ExtensionKind {
     /// Every kind, in the order the messages list them.
@@ -137,7 +139,12 @@ mod tests {
         assert_eq!(ExtensionKind::Step.refuses_import(write, false), None);
         assert_eq!(ExtensionKind::Http.refuses_import(write, true), None);
         let refused = ExtensionKind::Authheader.refuses_import(write, false).unwrap();
-        assert!(refused.contains("type 'authheader'") && refused.contains("global-data, log"), "{refused}");
+        assert!(refused.contains("type 'authheader'") && refused.contains("global-data, log, secrets"), "{refused}");
+        assert_eq!(ExtensionKind::Authheader.refuses_import("herald:platform/secrets@0.1.0", false), None);
+        for kind in [ExtensionKind::Http, ExtensionKind::Step, ExtensionKind::Condition, ExtensionKind::Monitor] {
+            let refused = kind.refuses_import("herald:platform/secrets@0.1.0", false).unwrap();
+            assert!(refused.contains("may not import herald:platform/secrets"), "{refused}");
+        }
         assert!(ExtensionKind::Authheader.refuses_import("herald:platform/context@0.1.0", false).is_some());
         assert_eq!(ExtensionKind::Authheader.refuses_import("herald:platform/global-data@0.1.0", false), None);
         assert_eq!(ExtensionKind::Monitor.refuses_import("wasi:http/outgoing-handler@0.2.6", false), None);

@@ -3,6 +3,7 @@
 //! hash, so a restart does not recompile; per extension version a `ProxyPre` cached in memory; per
 //! call a fresh `Store` with the caller's instance, memory and resource caps and a deadline.
 
+mod authorize;
 mod call;
 pub mod config;
 mod engine;
@@ -28,8 +29,9 @@ pub use kind::ExtensionKind;
 use crate::assets::{MediaArea, RelPath};
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
+pub use authorize::stored_config;
 pub use call::{Call, CallFailure};
-pub use kinds::authheader::Outbound;
+pub use kinds::authheader::{Made, Outbound};
 pub use kinds::http::HttpResponse;
 pub use kinds::monitor::Report;
 pub use platform::bindings::herald::platform::types::{Field as GuestField, Value as GuestValue};
@@ -49,6 +51,32 @@ pub struct RuntimeSettings {
     pub outbound_hosts: Vec<String>,
     /// Whether extensions may call loopback, private, link-local and similar addresses.
     pub outbound_private: bool,
+    /// Where the key ring that seals the instances' secrets comes from.
+    pub secrets_key: SecretsKey,
+}
+
+/// Where the secrets key ring comes from (`secrets::keys`).
+#[derive(Clone, Default)]
+pub struct SecretsKey {
+    /// The ring itself (`HERALD_SECRETS_KEY`: base64 keys separated by commas), before any file.
+    pub text: Option<String>,
+    /// The key file; by default `secrets.key` in the data directory.
+    pub file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for SecretsKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the keys.
+        f.debug_struct("SecretsKey").field("text", &self.text.as_ref().map(|_| "<set>")).field("file", &self.file).finish()
+    }
+}
+
+impl SecretsKey {
+    /// The key ring, the key file created when needed.
+    pub fn load(&self, data_dir: &Path) -> anyhow::Result<crate::secrets::KeyRing> {
+        let file = self.file.clone().unwrap_or_else(|| data_dir.join("secrets.key"));
+        crate::secrets::KeyRing::load(self.text.as_deref(), &file)
+    }
 }
 
 impl Default for RuntimeSettings {
@@ -58,6 +86,7 @@ impl Default for RuntimeSettings {
             max_timeout: Duration::from_secs(300),
             outbound_hosts: vec!["*".into()],
             outbound_private: false,
+            secrets_key: SecretsKey::default(),
         }
     }
 }
@@ -86,6 +115,11 @@ pub struct Runtime {
     /// The flows, told of what extensions do (wired once the flows exist: they need the queue,
     /// which needs this runtime).
     triggers: std::sync::OnceLock<Arc<dyn crate::domain::triggers::Triggers>>,
+    /// Seals and opens the instances' secrets.
+    secrets: crate::secrets::KeyRing,
+    /// The headers authheader extensions made, while they last.
+    headers: authorize::HeaderCache,
+    data_dir: PathBuf,
 }
 
 impl Drop for Runtime {
@@ -101,6 +135,8 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         platform::add_to_linker(&mut linker)?;
+        kinds::authheader::secrets_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(&mut linker, |state| state)?;
+        let secrets = settings.secrets_key.load(data_dir)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         engine::spawn_ticker(engine.clone(), stop_ticker.clone());
         let artifacts = data_dir.join("compiled");
@@ -117,7 +153,30 @@ impl Runtime {
             stop_ticker,
             pooling,
             triggers: std::sync::OnceLock::new(),
+            secrets,
+            headers: authorize::HeaderCache::new(),
+            data_dir: data_dir.to_path_buf(),
         }))
+    }
+
+    /// The server's clock.
+    pub fn clock(&self) -> &Arc<dyn crate::paging::Clock> {
+        &self.clock
+    }
+
+    /// What starts flows when an extension achieves an event (once wired).
+    pub fn triggers(&self) -> Option<&Arc<dyn crate::domain::triggers::Triggers>> {
+        self.triggers.get()
+    }
+
+    /// The key ring of the instances' secrets.
+    pub fn secrets(&self) -> &crate::secrets::KeyRing {
+        &self.secrets
+    }
+
+    /// Forgets the authorization headers made for an instance (its secrets changed).
+    pub fn forget_headers(&self, customer_id: &str) {
+        self.headers.forget_instance(customer_id);
     }
 
     /// Lets extensions' achieved events and created recipients start flows.

@@ -37,6 +37,11 @@ pub struct CallState {
     pub triggers: Option<Arc<dyn crate::domain::triggers::Triggers>>,
     /// How many chained events led to this call (a flow's run depth; 0 outside flows).
     pub depth: i64,
+    /// The secrets key ring: only for the calls of authheader extensions (`secrets.get`).
+    pub secrets: Option<crate::secrets::KeyRing>,
+    /// Credentials this call saw (secret values read, headers made): removed from its log and
+    /// output before they are kept.
+    pub revealed: Vec<String>,
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
@@ -47,7 +52,13 @@ pub struct CallState {
 }
 
 impl CallState {
-    pub fn new(tenant: Arc<Tenant>, clock: Arc<dyn Clock>, config: &ExtensionConfig, settings: &RuntimeSettings) -> CallState {
+    pub fn new(
+        tenant: Arc<Tenant>,
+        clock: Arc<dyn Clock>,
+        config: &ExtensionConfig,
+        settings: &RuntimeSettings,
+        authorizer: Option<Authorizer>,
+    ) -> CallState {
         let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
         let wasi = WasiCtx::builder().stdout(stdout.clone()).stderr(stderr.clone()).build();
@@ -60,6 +71,8 @@ impl CallState {
             context: None,
             triggers: None,
             depth: 0,
+            secrets: None,
+            revealed: Vec::new(),
             wasi,
             http: WasiHttpCtx::new(),
             table,
@@ -68,6 +81,7 @@ impl CallState {
                 config: config.clone(),
                 operator: settings.outbound_hosts.clone(),
                 private: settings.outbound_private,
+                authorizer,
             },
             stdout,
             stderr,
@@ -80,6 +94,12 @@ const MAX_LOG_LINES: usize = 200;
 const MAX_LOG_LINE: usize = 2048;
 
 impl CallState {
+    /// What went wrong with the call's outbound requests on Herald's side (an authheader that
+    /// failed), for its log.
+    pub fn outbound_notes(&self) -> Vec<String> {
+        self.outbound.authorizer.as_ref().map(|a| a.notes.lock().expect("notes lock").clone()).unwrap_or_default()
+    }
+
     pub fn record_log(&mut self, level: &str, message: &str) {
         if self.log.len() < MAX_LOG_LINES {
             let mut line = format!("{level}: {message}");
@@ -111,6 +131,18 @@ struct OutboundPolicy {
     config: ExtensionConfig,
     operator: Vec<String>,
     private: bool,
+    /// Adds the headers of the instance's authheader extensions (none for an authheader's own
+    /// calls).
+    authorizer: Option<Authorizer>,
+}
+
+/// What a call needs to add authheader extensions' headers to its outbound requests.
+#[derive(Clone)]
+pub struct Authorizer {
+    pub runtime: Arc<super::Runtime>,
+    pub tenant: Arc<Tenant>,
+    /// Failures of authheaders, for the calling execution's log.
+    pub notes: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl OutboundPolicy {
@@ -157,7 +189,7 @@ type SendResult = wasmtime_wasi_http::Result<(
 impl WasiHttpHooks for OutboundPolicy {
     fn send_request(
         &mut self,
-        request: axum::http::Request<wasmtime_wasi_http::WasiBody>,
+        mut request: axum::http::Request<wasmtime_wasi_http::WasiBody>,
         options: Option<wasmtime_wasi_http::RequestOptions>,
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Box<dyn Future<Output = SendResult> + Send> {
@@ -166,20 +198,39 @@ impl WasiHttpHooks for OutboundPolicy {
             tracing::info!(host = ?request.uri().host(), "outgoing request refused: host not declared");
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }
-        // The default hooks send it: the same behaviour, on the allowed hosts only.
         let host = request.uri().host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_string();
-        if self.private || host.parse::<IpAddr>().is_ok() {
-            return wasmtime_wasi_http::default_hooks().send_request(request, options, fut);
-        }
-        let port = request.uri().port_u16().unwrap_or(if request.uri().scheme_str() == Some("https") { 443 } else { 80 });
+        let (authorizer, private) = (self.authorizer.clone(), self.private);
         Box::new(async move {
-            let addresses: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), port)).await {
-                Ok(found) => found.collect(),
-                Err(_) => return Err(wasmtime_wasi_http::Error::DnsError { rcode: Some("the name does not resolve".into()), info_code: None }),
-            };
-            if !resolved_addresses_allowed(&addresses) {
-                tracing::info!(%host, "outgoing request refused: the name resolves to a private or special address");
-                return Err(wasmtime_wasi_http::Error::DestinationIpProhibited);
+            if let Some(authorizer) = authorizer {
+                let method = request.method().to_string();
+                let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
+                match authorizer.runtime.authorize(&authorizer.tenant, &host, &method, &path).await {
+                    Ok(None) => {}
+                    // Set, not appended: the caller's own header of that name does not go too.
+                    Ok(Some(headers)) => {
+                        for (name, value) in headers.iter() {
+                            request.headers_mut().insert(name.clone(), value.clone());
+                        }
+                    }
+                    Err(refusal) => {
+                        let note = format!("outbound request to {host} not sent: {refusal}");
+                        tracing::info!(instance = authorizer.tenant.customer_id(), "{note}");
+                        authorizer.notes.lock().expect("notes lock").push(note);
+                        return Err(wasmtime_wasi_http::Error::InternalError(Some(refusal)));
+                    }
+                }
+            }
+            // The default hooks send it: the same behaviour, on the allowed hosts only.
+            if !private && host.parse::<IpAddr>().is_err() {
+                let port = request.uri().port_u16().unwrap_or(if request.uri().scheme_str() == Some("https") { 443 } else { 80 });
+                let addresses: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), port)).await {
+                    Ok(found) => found.collect(),
+                    Err(_) => return Err(wasmtime_wasi_http::Error::DnsError { rcode: Some("the name does not resolve".into()), info_code: None }),
+                };
+                if !resolved_addresses_allowed(&addresses) {
+                    tracing::info!(%host, "outgoing request refused: the name resolves to a private or special address");
+                    return Err(wasmtime_wasi_http::Error::DestinationIpProhibited);
+                }
             }
             Box::into_pin(wasmtime_wasi_http::default_hooks().send_request(request, options, fut)).await
         })

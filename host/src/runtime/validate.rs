@@ -35,6 +35,10 @@ pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind:
     if !refused.is_empty() {
         return Err(refused.join("; "));
     }
+    let misplaced = config.problems_for(kind);
+    if !misplaced.is_empty() {
+        return Err(misplaced.join("; "));
+    }
     linker.instantiate_pre(&component).map_err(|e| import_mismatch(&e))?;
     Ok(Validated { config, component })
 }

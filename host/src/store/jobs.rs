@@ -26,6 +26,9 @@ pub enum JobPayload {
     Http(CapturedRequest),
     /// A flow run's next stretch: JSON that `crate::flows` writes and reads.
     Flow(String),
+    /// A scheduled run of a monitor (the job's extension): JSON that `crate::monitors` writes
+    /// and reads.
+    Monitor(String),
     /// A kind this version of Herald does not know (written by a newer node sharing the
     /// database): claimed like any other, and failed with that reason.
     Unsupported(String),
@@ -36,6 +39,7 @@ impl JobPayload {
         match self {
             JobPayload::Http(_) => "http",
             JobPayload::Flow(_) => "flow",
+            JobPayload::Monitor(_) => "monitor",
             JobPayload::Unsupported(kind) => kind,
         }
     }
@@ -43,7 +47,7 @@ impl JobPayload {
     /// What a kind other than http keeps in the `payload` column.
     pub(super) fn json(&self) -> Option<&str> {
         match self {
-            JobPayload::Flow(json) => Some(json),
+            JobPayload::Flow(json) | JobPayload::Monitor(json) => Some(json),
             JobPayload::Http(_) | JobPayload::Unsupported(_) => None,
         }
     }
@@ -52,7 +56,7 @@ impl JobPayload {
     pub fn body_len(&self) -> usize {
         match self {
             JobPayload::Http(request) => request.body.len(),
-            JobPayload::Flow(json) => json.len(),
+            JobPayload::Flow(json) | JobPayload::Monitor(json) => json.len(),
             JobPayload::Unsupported(_) => 0,
         }
     }
@@ -140,7 +144,7 @@ impl ControlDb {
             // The request columns hold an http job's request (and are empty for other kinds).
             let request = match &job.payload {
                 JobPayload::Http(request) => request,
-                JobPayload::Flow(_) | JobPayload::Unsupported(_) => &no_request,
+                JobPayload::Flow(_) | JobPayload::Monitor(_) | JobPayload::Unsupported(_) => &no_request,
             };
             let payload = job.payload.json();
             sqlx::query(&sql)
@@ -351,6 +355,7 @@ fn decode_claimed(r: &AnyRow) -> StoreResult<ClaimedJob> {
             body: r.get(6),
         }),
         "flow" => JobPayload::Flow(r.get::<Option<String>, _>(8).unwrap_or_default()),
+        "monitor" => JobPayload::Monitor(r.get::<Option<String>, _>(8).unwrap_or_default()),
         other => JobPayload::Unsupported(other.to_string()),
     };
     Ok(ClaimedJob { id: r.get(0), customer_id: r.get(1), extension: r.get(2), payload })

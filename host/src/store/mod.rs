@@ -11,6 +11,7 @@ pub mod db;
 pub mod delayed;
 pub mod group;
 pub mod jobs;
+pub mod monitor_schedules;
 pub mod nodes;
 pub mod schedules;
 pub mod tenant;

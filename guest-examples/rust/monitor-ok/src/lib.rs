@@ -4,6 +4,8 @@
 use herald_sdk::extensions::{Health, Monitor};
 use herald_sdk::global_data;
 
+herald_sdk::config!(schedule: "every 5m");
+
 struct Campaign;
 
 impl Monitor for Campaign {

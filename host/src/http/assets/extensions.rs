@@ -57,11 +57,18 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     // into the instance's database too, where every node finds it; the file in the media area
     // is this node's copy.
     let content = axum::body::Bytes::from(tokio::fs::read(file.temp.path()).await.map_err(io_fault)?);
-    match ctx.runtime.validate(content.clone(), kind, &file.sha256).await? {
-        Ok(_config) => {}
+    let config = match ctx.runtime.validate(content.clone(), kind, &file.sha256).await? {
+        Ok(config) => config,
         Err(message) => return Err(ApiError::BadRequest(message)),
-    }
-    let record = ExtensionRecord { path: path.as_text(), kind: kind.name().to_string(), size: file.size, sha256: file.sha256.clone() };
+    };
+    check_against_instance(tenant, &path.as_text(), &config).await?;
+    let record = ExtensionRecord {
+        path: path.as_text(),
+        kind: kind.name().to_string(),
+        size: file.size,
+        sha256: file.sha256.clone(),
+        config: Some(config.to_json().to_string()),
+    };
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record, &content).await?;
     let mut body = stored("extensions", &path, record.size);
@@ -69,6 +76,34 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     body["sha256"] = record.sha256.into();
     let status = if replace { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(body)).into_response())
+}
+
+/// What an extension's configuration must agree with in its instance: a monitor's alert names an
+/// event the instance defines (400); an authheader extension is bound to no host another of the
+/// instance's authheader extensions is bound to (409: which one would make the headers?).
+async fn check_against_instance(tenant: &crate::tenants::Tenant, path: &str, config: &crate::runtime::ExtensionConfig) -> ApiResult<()> {
+    if let Some(alert) = &config.alert {
+        if !tenant.model.def.events.iter().any(|e| e.name == alert.event) {
+            return Err(ApiError::bad(format!("'alert' names event '{}', which the instance does not define", alert.event)));
+        }
+    }
+    if config.bound_hosts.is_empty() {
+        return Ok(());
+    }
+    let mut clashes = Vec::new();
+    for other in tenant.db.extensions_of_kind(ExtensionKind::Authheader.name()).await?.iter().filter(|e| e.path != path) {
+        let theirs = crate::runtime::stored_config(tenant, other).await?;
+        for mine in &config.bound_hosts {
+            if let Some(host) = theirs.bound_hosts.iter().find(|h| crate::runtime::config::patterns_overlap(mine, h)) {
+                clashes.push(format!("'{mine}' overlaps '{host}', bound to the authheader extension {}", other.path));
+            }
+        }
+    }
+    if clashes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Conflict(format!("an outbound call's host can have one authheader extension: {}", clashes.join("; "))))
+    }
 }
 
 async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {

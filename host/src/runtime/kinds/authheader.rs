@@ -1,5 +1,5 @@
 //! Authheader extensions: make the authorization headers of an outbound call to a host they are
-//! bound to.
+//! bound to (`authorize.rs` decides when, and caches).
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -14,6 +14,8 @@ mod bindings {
         },
     });
 }
+
+pub(crate) use bindings::herald::platform::secrets as secrets_interface;
 
 use std::sync::Arc;
 
@@ -31,24 +33,68 @@ pub struct Outbound {
     pub path_with_query: String,
 }
 
+/// What the extension made: headers, and how long they may be reused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Made {
+    pub headers: Vec<(String, String)>,
+    pub max_age_seconds: Option<u32>,
+}
+
 struct Headers(Outbound);
 
 impl Invocation for Headers {
-    type Output = Result<Vec<(String, String)>, String>;
+    type Output = Result<Made, String>;
+    const READS_SECRETS: bool = true;
+    const HEADERS_FOR_OUTBOUND: bool = false;
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {
             let guest = bindings::AuthheaderExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
             let Outbound { host, method, path_with_query } = self.0;
-            let headers = guest.herald_platform_authheader().call_headers(&mut *store, &host, &method, &path_with_query).await?;
-            Ok(headers.map(|list| list.into_iter().map(|h| (h.name, h.value)).collect()))
+            let grant = guest.herald_platform_authheader().call_headers(&mut *store, &host, &method, &path_with_query).await?;
+            let state = store.data_mut();
+            Ok(match grant {
+                Ok(grant) => {
+                    let headers: Vec<(String, String)> = grant.headers.into_iter().map(|h| (h.name, h.value)).collect();
+                    // The credentials it made are kept out of its own log and output, like the
+                    // secrets it read.
+                    state.revealed.extend(headers.iter().map(|(_, value)| value.clone()));
+                    Ok(Made { headers, max_age_seconds: grant.max_age_seconds })
+                }
+                // Its reason goes to the caller and both logs: without the secrets it read.
+                Err(reason) => Err(crate::secrets::redact(&reason, &state.revealed)),
+            })
         })
     }
 }
 
 impl Runtime {
     /// The headers the extension makes for `outbound`; `Ok(Err(reason))` when it declines.
-    pub async fn call_authheader(self: &Arc<Self>, call: Call, outbound: Outbound) -> Result<Result<Vec<(String, String)>, String>, CallFailure> {
+    pub async fn call_authheader(self: &Arc<Self>, call: Call, outbound: Outbound) -> Result<Result<Made, String>, CallFailure> {
         self.execution(call, Headers(outbound)).await
+    }
+}
+
+/// `secrets.get`: the instance's secret, for an authheader extension's call only (no other call
+/// holds the key ring; their uploads may not import the interface either).
+impl secrets_interface::Host for CallState {
+    async fn get(&mut self, name: String) -> Result<Option<String>, crate::runtime::platform::bindings::herald::platform::types::Error> {
+        use crate::runtime::platform::bindings::herald::platform::types::Error as GuestError;
+        let Some(ring) = self.secrets.clone() else { return Err(GuestError::Forbidden) };
+        let tenant = Arc::clone(&self.tenant);
+        match crate::secrets::get(&ring, &tenant, &name).await {
+            Ok(value) => {
+                self.revealed.extend(value.iter().cloned());
+                Ok(value)
+            }
+            Err(crate::secrets::SecretError::Unopenable { name, reason }) => {
+                tracing::error!(instance = tenant.customer_id(), secret = %name, %reason, "a secret cannot be opened");
+                Err(GuestError::Invalid(format!("secret {name} cannot be opened on this node (its operator is told why)")))
+            }
+            Err(e) => {
+                tracing::error!(instance = tenant.customer_id(), error = %e, "a secret could not be read");
+                Err(GuestError::Invalid("the instance's secrets could not be reached".into()))
+            }
+        }
     }
 }

@@ -20,6 +20,7 @@ const RECORD_TTL: Duration = Duration::from_secs(2);
 #[derive(Clone)]
 pub(super) struct RecordCache {
     records: moka::future::Cache<String, Option<ExtensionRecord>>,
+    by_kind: moka::future::Cache<String, Arc<Vec<ExtensionRecord>>>,
     /// Bumped by every write: a lookup caches its result only if no write happened meanwhile.
     generation: Arc<AtomicU64>,
 }
@@ -28,6 +29,7 @@ impl RecordCache {
     pub(super) fn new() -> RecordCache {
         RecordCache {
             records: moka::future::Cache::builder().max_capacity(10_000).time_to_live(RECORD_TTL).build(),
+            by_kind: moka::future::Cache::builder().max_capacity(16).time_to_live(RECORD_TTL).build(),
             generation: Arc::default(),
         }
     }
@@ -35,6 +37,7 @@ impl RecordCache {
     async fn invalidate(&self, path: &str) {
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.records.invalidate(path).await;
+        self.by_kind.invalidate_all();
     }
 }
 
@@ -50,6 +53,13 @@ pub struct ExtensionRecord {
     pub kind: String,
     pub size: u64,
     pub sha256: String,
+    /// The component's `herald:config` section as JSON, as read at upload (`None` for a record
+    /// stored before Herald kept it, or a component without one).
+    pub config: Option<String>,
+}
+
+fn record(r: &sqlx::any::AnyRow) -> ExtensionRecord {
+    ExtensionRecord { path: r.get(0), kind: r.get(1), size: r.get::<i64, _>(2) as u64, sha256: r.get(3), config: r.get(4) }
 }
 
 impl TenantDb {
@@ -66,24 +76,39 @@ impl TenantDb {
     }
 
     async fn read_extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {
-        let row = sqlx::query(&self.db.sql("SELECT path, type, size, sha256 FROM _extensions WHERE path = ?"))
+        let row = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE path = ?"))
             .bind(path)
             .fetch_optional(&self.db.read)
             .await?;
-        Ok(row.map(|r| ExtensionRecord { path: r.get(0), kind: r.get(1), size: r.get::<i64, _>(2) as u64, sha256: r.get(3) }))
+        Ok(row.as_ref().map(record))
     }
 
     /// Every extension whose path starts with `prefix` (a folder and `/`, or empty for all).
     pub async fn extensions(&self, prefix: &str) -> StoreResult<Vec<ExtensionRecord>> {
-        let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256 FROM _extensions WHERE substr(path, 1, length(?)) = ? ORDER BY path"))
+        let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE substr(path, 1, length(?)) = ? ORDER BY path"))
             .bind(prefix)
             .bind(prefix)
             .fetch_all(&self.db.read)
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| ExtensionRecord { path: r.get(0), kind: r.get(1), size: r.get::<i64, _>(2) as u64, sha256: r.get(3) })
-            .collect())
+        Ok(rows.iter().map(record).collect())
+    }
+
+    /// Every extension of type `kind`, by path. Outbound calls look up the authheader extensions
+    /// and the schedulers the monitors, so the list is cached like the records.
+    pub async fn extensions_of_kind(&self, kind: &str) -> StoreResult<Arc<Vec<ExtensionRecord>>> {
+        if let Some(cached) = self.extension_records.by_kind.get(kind).await {
+            return Ok(cached);
+        }
+        let generation = self.extension_records.generation.load(Ordering::SeqCst);
+        let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE type = ? ORDER BY path"))
+            .bind(kind)
+            .fetch_all(&self.db.read)
+            .await?;
+        let list = Arc::new(rows.iter().map(record).collect::<Vec<_>>());
+        if self.extension_records.generation.load(Ordering::SeqCst) == generation {
+            self.extension_records.by_kind.insert(kind.to_string(), list.clone()).await;
+        }
+        Ok(list)
     }
 
     /// Stores an extension's record and its component (`content`, whose hash is `e.sha256`), in
@@ -97,9 +122,9 @@ impl TenantDb {
                 .execute(&mut *tx)
                 .await?;
             let sql = self.db.sql(
-                "INSERT INTO _extensions (path, type, size, sha256, updated_at) VALUES (?, ?, ?, ?, ?)
+                "INSERT INTO _extensions (path, type, size, sha256, updated_at, config) VALUES (?, ?, ?, ?, ?, ?)
                  ON CONFLICT (path) DO UPDATE SET type = excluded.type, size = excluded.size,
-                   sha256 = excluded.sha256, updated_at = excluded.updated_at",
+                   sha256 = excluded.sha256, updated_at = excluded.updated_at, config = excluded.config",
             );
             sqlx::query(&sql)
                 .bind(&e.path)
@@ -107,6 +132,7 @@ impl TenantDb {
                 .bind(e.size as i64)
                 .bind(&e.sha256)
                 .bind(now_millis())
+                .bind(&e.config)
                 .execute(&mut *tx)
                 .await?;
             prune_blobs(&mut tx).await?;
@@ -284,7 +310,7 @@ mod tests {
         let db = crate::store::Backend::Sqlite { data_dir: dir.path().into() }.open_tenant("x").await.unwrap();
         db.ensure_schema(&Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap()).await.unwrap();
         assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), None);
-        let record = ExtensionRecord { path: "extensions/a.wasm".into(), kind: "http".into(), size: 1, sha256: "1".into() };
+        let record = ExtensionRecord { path: "extensions/a.wasm".into(), kind: "http".into(), size: 1, sha256: "1".into(), config: None };
         db.put_extension(&record, b"component").await.unwrap();
         assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), Some(record.clone()), "a cached absence is forgotten");
         assert_eq!(db.extension_content("1").await.unwrap().as_deref(), Some(&b"component"[..]));

@@ -7,10 +7,12 @@ mod extensions;
 mod flow_runs;
 mod flows;
 mod global_data;
+mod monitors;
 mod paging;
 mod records;
 mod recipients;
 mod schema;
+mod secrets;
 mod shared_files;
 
 pub use communications::Communication;
@@ -18,10 +20,12 @@ pub use extensions::{ExecutionLog, ExtensionRecord};
 pub use flow_runs::{FlowRun, NewFlowRun, RunProgress, RunState};
 pub use flows::StoredFlow;
 pub use global_data::GlobalValue;
+pub use monitors::{MonitorRun, KEPT_RUNS};
 pub use paging::DocumentInfo;
 pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use recipients::{EventRecord, Recipient};
 pub use schema::{gdt_table, otm_table};
+pub use secrets::SecretInfo;
 pub use shared_files::SharedArea;
 
 use super::db::Db;

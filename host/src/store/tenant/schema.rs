@@ -66,6 +66,14 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
     // version 8: files every node reads the same (Context Parameter Schemas, committed templates)
     "CREATE TABLE _shared_files (area TEXT NOT NULL, path TEXT NOT NULL, content BLOB NOT NULL, updated_at INTEGER NOT NULL,
          PRIMARY KEY (area, path));",
+    // version 9: the instance's secrets (sealed, see `secrets::keys`), each extension's
+    // configuration section (bound hosts, schedules, read at upload), and monitors' reports
+    "CREATE TABLE _secrets (name TEXT PRIMARY KEY, key_id TEXT NOT NULL, sealed BLOB NOT NULL, set_at INTEGER NOT NULL);
+     ALTER TABLE _extensions ADD COLUMN config TEXT;
+     CREATE TABLE _monitor_runs (
+         id INTEGER PRIMARY KEY AUTOINCREMENT, extension TEXT NOT NULL, at INTEGER NOT NULL,
+         duration_ms INTEGER NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL);
+     CREATE INDEX _monitor_runs_by_extension ON _monitor_runs(extension, id);",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -114,6 +122,12 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
      ALTER TABLE _communications ADD COLUMN content TEXT;",
     "CREATE TABLE _shared_files (area TEXT COLLATE \"C\" NOT NULL, path TEXT COLLATE \"C\" NOT NULL, content BYTEA NOT NULL,
          updated_at BIGINT NOT NULL, PRIMARY KEY (area, path));",
+    "CREATE TABLE _secrets (name TEXT COLLATE \"C\" PRIMARY KEY, key_id TEXT NOT NULL, sealed BYTEA NOT NULL, set_at BIGINT NOT NULL);
+     ALTER TABLE _extensions ADD COLUMN config TEXT;
+     CREATE TABLE _monitor_runs (
+         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, extension TEXT COLLATE \"C\" NOT NULL, at BIGINT NOT NULL,
+         duration_ms BIGINT NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL);
+     CREATE INDEX _monitor_runs_by_extension ON _monitor_runs(extension, id);",
 ];
 
 /// The column that keeps insertion order where no other column does.

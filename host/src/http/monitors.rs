@@ -1,0 +1,50 @@
+//! `GET /extensions/monitors` (Public Api credential of the instance): each monitor extension of
+//! the instance, by id, with its `schedule`, `nextRunAt` (null until a scheduler has seen it, which
+//! takes a few seconds), its `alert` (or null), its `status` (`healthy`, `unhealthy`, `failed` when
+//! it reported nothing (trap, deadline), or `pending` before its first run), `lastRun`, and
+//! `history`: the newest runs first (`at`, `status`, `message`, `durationMs`; the newest 50 are
+//! kept).
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value as Json_};
+
+use super::error::ApiResult;
+use super::extract::PublicCaller;
+use super::flows::time;
+use super::ApiContext;
+use crate::monitors::monitor_id;
+use crate::runtime::{stored_config, ExtensionKind};
+use crate::store::tenant::KEPT_RUNS;
+
+pub(super) fn router() -> Router<ApiContext> {
+    Router::new().route("/extensions/monitors", get(list))
+}
+
+async fn list(State(ctx): State<ApiContext>, caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
+    let t = &caller.tenant;
+    let mut out = Vec::new();
+    for record in t.db.extensions_of_kind(ExtensionKind::Monitor.name()).await?.iter() {
+        let id = monitor_id(&record.path);
+        let config = stored_config(t, record).await?;
+        let scheduled = ctx.flows.control.monitor_schedule(t.customer_id(), id).await?.filter(|s| s.sha256 == record.sha256);
+        let history: Vec<Json_> = t
+            .db
+            .monitor_runs(id, KEPT_RUNS)
+            .await?
+            .iter()
+            .map(|r| json!({"at": time(t, r.at), "status": r.status, "message": r.message, "durationMs": r.duration_ms}))
+            .collect();
+        out.push(json!({
+            "id": id,
+            "schedule": config.schedule.map(|s| s.to_string()),
+            "nextRunAt": scheduled.map(|s| time(t, s.next_at)),
+            "alert": config.alert.map(|a| json!({"event": a.event, "recipient": a.recipient})),
+            "status": history.first().map_or(json!("pending"), |run| run["status"].clone()),
+            "lastRun": history.first().cloned(),
+            "history": history,
+        }));
+    }
+    Ok(Json(out))
+}

@@ -1,0 +1,103 @@
+//! One scheduled run of a monitor (queued by `crate::monitors`, so monitors share the queue's
+//! fair worker pool with the instances' other work): the monitor called through the runtime's
+//! call path, its report (or failure) kept with its time, and a change of status logged and, when
+//! the monitor declares an `alert`, told as an event achieved for a recipient, which starts the
+//! flows that event triggers.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::domain::triggers::Happening;
+use crate::model::Value;
+use crate::runtime::config::Alert;
+use crate::runtime::{Call, CallFailure, ExtensionKind, Runtime};
+use crate::store::jobs::{ClaimedJob, JobOutcome};
+use crate::store::tenant::MonitorRun;
+use crate::tenants::{Tenant, Tenants};
+
+/// A status as it is stored and shown.
+pub const HEALTHY: &str = "healthy";
+pub const UNHEALTHY: &str = "unhealthy";
+pub const FAILED: &str = "failed";
+/// The longest message kept.
+const MAX_MESSAGE: usize = 2048;
+
+pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir: &Path, limit: Duration, job: &ClaimedJob) -> JobOutcome {
+    let Some(tenant) = tenants.get(&job.customer_id) else { return JobOutcome::Failed("the instance no longer exists".into()) };
+    let id = &job.extension;
+    let extension = match runtime.extension(data_dir, &tenant, id, ExtensionKind::Monitor).await {
+        Ok(Some(extension)) => extension,
+        Ok(None) => return JobOutcome::Failed("the monitor no longer exists".into()),
+        Err(e) => return JobOutcome::Failed(format!("the monitor could not be loaded: {e:#}")),
+    };
+    let alert = extension.config.alert.clone();
+    let deadline = runtime.deadline_within(&extension.config, limit);
+    let call = Call { extension, id: id.clone(), tenant: Arc::clone(&tenant), deadline, context: None, depth: 0 };
+    let at = runtime.clock().now_millis();
+    let started = Instant::now();
+    let (status, message) = match runtime.call_monitor(call).await {
+        Ok(report) if report.healthy => (HEALTHY, report.message),
+        Ok(report) => (UNHEALTHY, report.message),
+        Err(CallFailure::Deadline) => (FAILED, format!("it ran past its deadline ({} ms)", deadline.as_millis())),
+        Err(CallFailure::Failed(reason)) => (FAILED, reason),
+    };
+    let mut message = message;
+    let mut keep = message.len().min(MAX_MESSAGE);
+    while !message.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    message.truncate(keep);
+    let run = MonitorRun { extension: id.clone(), at, duration_ms: started.elapsed().as_millis() as i64, status: status.into(), message };
+    let previous = match tenant.db.monitor_runs(id, 1).await {
+        Ok(runs) => runs.into_iter().next().map(|r| r.status),
+        Err(e) => return JobOutcome::Failed(format!("the monitor's history could not be read: {e}")),
+    };
+    if let Err(e) = tenant.db.insert_monitor_run(&run).await {
+        return JobOutcome::Failed(format!("the monitor's report could not be kept: {e}"));
+    }
+    // A first run that is healthy changes nothing anyone waits to hear of.
+    let changed = match previous.as_deref() {
+        Some(before) => before != status,
+        None => status != HEALTHY,
+    };
+    if changed {
+        tracing::warn!(instance = tenant.customer_id(), monitor = %id, from = previous.as_deref().unwrap_or("none"), to = status, message = %run.message, "a monitor's status changed");
+        if let Some(alert) = alert {
+            if let Err(why) = raise(runtime, &tenant, &alert).await {
+                tracing::warn!(instance = tenant.customer_id(), monitor = %id, event = %alert.event, "a monitor's alert could not be raised: {why}");
+            }
+        }
+    }
+    JobOutcome::Done(crate::store::jobs::StoredResponse {
+        status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: serde_json::json!({"status": status, "message": run.message}).to_string().into_bytes(),
+    })
+}
+
+/// Achieves the alert's event for its recipient, and starts the flows it triggers.
+async fn raise(runtime: &Arc<Runtime>, tenant: &Arc<Tenant>, alert: &Alert) -> Result<(), String> {
+    let model = &tenant.model;
+    let index = model.def.recipient_id_index();
+    let field = &model.def.person_data[index];
+    let value = match &alert.recipient {
+        serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or_default()),
+        serde_json::Value::String(text) => Value::from_text(field.ty, text, &model.formats).map_err(|e| format!("the recipient {text}: {e}"))?,
+        other => return Err(format!("the recipient {other} is not a Recipient Id")),
+    };
+    let recipient = crate::domain::recipients::find(tenant, index, &value)
+        .await
+        .map_err(|e| format!("{e:?}"))?
+        .ok_or_else(|| format!("no recipient has {} {}", field.name, alert.recipient))?;
+    crate::domain::recipients::achieve_event(tenant, recipient.key, &alert.event, runtime.clock().now_utc())
+        .await
+        .map_err(|e| match e {
+            crate::domain::DomainError::NotFound => format!("the instance defines no event {}", alert.event),
+            e => format!("{e:?}"),
+        })?;
+    if let Some(triggers) = runtime.triggers() {
+        triggers.happened(tenant, recipient.key, Happening::EventAchieved(&alert.event), 0).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! Monitor extensions on their schedules: run when due on the server's clock (one node runs each
+//! due time, on PostgreSQL with two nodes too), their reports and failures kept and listed by
+//! `GET /extensions/monitors`, and a change of status achieving the monitor's alert event.
+
+use std::time::{Duration, Instant};
+
+use herald_tests::process::herald_binary;
+use herald_tests::recorder::Recorder;
+use herald_tests::{json, Api, Settings, TestServer};
+use serde_json::Value;
+
+/// An instance with what the monitor-http example needs: Global Data STATUS_URL, event
+/// INTEGRATION_DOWN.
+const OPS: &str = r#"
+[[instance]]
+customer_id = "ops"
+environment = "production"
+licensed_uar = 1000
+
+[model]
+recipient_id = "ID"
+person_data = [{ name = "ID", type = "NUMBER", unique = true }, { name = "EMAIL", type = "STRING" }]
+
+[[model.global_data]]
+name = "STATUS_URL"
+type = "STRING"
+
+[[model.events]]
+name = "INTEGRATION_DOWN"
+"#;
+
+/// Runs the `herald` binary without blocking this runtime, where the server runs.
+async fn herald(s: &TestServer, args: &[&str]) -> String {
+    let mut command = tokio::process::Command::new(herald_binary());
+    command.env_remove("HERALD_DATABASE_URL").env("HERALD_DATA_DIR", &s.data_dir);
+    if let Some(url) = s.database_url() {
+        command.env("HERALD_DATABASE_URL", url);
+    }
+    let out = command.args(args).output().await.expect("herald runs");
+    assert!(out.status.success(), "herald {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `ops` instance created through the operator's commands, and a client of it.
+async fn ops(s: &TestServer) -> Api {
+    let file = s.data_dir.join("ops.toml");
+    std::fs::write(&file, OPS).unwrap();
+    herald(s, &["instance", "apply", file.to_str().unwrap()]).await;
+    let created = herald(s, &["credentials", "create", "--instance", "ops", "--scope", "public"]).await;
+    let field = |name: &str| created.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).unwrap().to_string();
+    let (id, secret) = (field("client_id"), field("client_secret"));
+    let started = Instant::now();
+    // The server loads the new instance within its refresh interval.
+    loop {
+        let r = s.client.post(format!("{}/oauth2/token", s.base)).form(&[("grant_type", "client_credentials"), ("client_id", &id), ("client_secret", &secret)]).send().await.unwrap();
+        if r.status() == 200 {
+            return s.api(&id, &secret).await;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded ops");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn monitors(api: &Api) -> Value {
+    let answer = api.get("/extensions/monitors").await;
+    answer.expect(200);
+    answer.json()
+}
+
+/// Polls the monitor list until `check` holds for the first monitor.
+async fn until(api: &Api, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let list = monitors(api).await;
+        if list.get(0).is_some_and(&check) {
+            return list[0].clone();
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "timed out waiting for {what}: {list}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_monitor_runs_on_its_schedule_and_alerts_when_its_status_changes() {
+    let s = TestServer::start().await;
+    let status_page = Recorder::start().await;
+    let api = ops(&s).await;
+    api.put("/globaldata/STATUS_URL", json!({"VALUE": status_page.url("127.0.0.1", "/health")})).await.expect(200);
+    api.post("/recipients", json!({"personData": {"ID": 1, "EMAIL": "ops@example.com"}})).await.expect(201);
+    api.upload_extension("status.wasm", env!("GUEST_MONITOR_HTTP"), "monitor").await;
+
+    // Seen by a scheduler: when it runs next, nothing run yet.
+    let pending = until(&api, "a schedule", |m| m["nextRunAt"].is_string()).await;
+    assert_eq!((pending["id"].as_str(), pending["schedule"].as_str(), pending["status"].as_str()), (Some("status"), Some("every 1m"), Some("pending")));
+    assert_eq!(pending["alert"], json!({"event": "INTEGRATION_DOWN", "recipient": 1}));
+    assert_eq!(pending["history"], json!([]));
+    // Not before its time.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(status_page.seen_at("/health").is_empty(), "a monitor ran before it was due");
+
+    // A minute later on the server's clock it runs, and reports healthy.
+    s.clock.advance_secs(61);
+    let healthy = until(&api, "a first run", |m| m["history"].as_array().is_some_and(|h| h.len() == 1)).await;
+    assert_eq!(healthy["status"], "healthy", "{healthy}");
+    assert!(healthy["lastRun"]["message"].as_str().unwrap().contains("answered 200"), "{healthy}");
+    let events = api.get("/recipients/1/events").await.json();
+    assert_eq!(events, json!([]), "a first healthy run alerts no one");
+
+    // The status page fails: the next run reports it, and the alert's event is achieved.
+    status_page.set_health(503);
+    s.clock.advance_secs(60);
+    let down = until(&api, "a second run", |m| m["history"].as_array().is_some_and(|h| h.len() == 2)).await;
+    assert_eq!(down["status"], "unhealthy");
+    assert!(down["history"][0]["message"].as_str().unwrap().contains("answered 503"), "newest first: {down}");
+    assert_eq!(down["history"][1]["status"], "healthy");
+    let events = api.get("/recipients/1/events").await.json();
+    assert_eq!(events.as_array().map(Vec::len), Some(1), "{events}");
+    assert!(events.to_string().contains("INTEGRATION_DOWN"), "{events}");
+
+    // One that hangs past its deadline (5 s) is kept as failed.
+    api.put("/globaldata/STATUS_URL", json!({"VALUE": status_page.url("127.0.0.1", "/slow")})).await.expect(200);
+    s.clock.advance_secs(60);
+    let failed = until(&api, "a third run", |m| m["history"].as_array().is_some_and(|h| h.len() == 3)).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(failed["lastRun"]["message"].as_str().unwrap().contains("deadline"), "{failed}");
+    assert_eq!(api.get("/recipients/1/events").await.json().as_array().map(Vec::len), Some(2), "unhealthy to failed is a change");
+
+    // Another instance sees none of it.
+    assert_eq!(monitors(&s.demo().await).await, json!([]));
+}
+
+#[tokio::test]
+async fn monitor_uploads_need_a_schedule_and_an_alert_the_instance_defines() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let upload = |name: &'static str, path: &'static str| {
+        let api = api.clone();
+        async move {
+            let form = herald_tests::reqwest::multipart::Form::new()
+                .part("file", herald_tests::reqwest::multipart::Part::bytes(std::fs::read(path).unwrap()).file_name(name))
+                .text("type", "monitor");
+            herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
+        }
+    };
+    // demo defines no INTEGRATION_DOWN event.
+    let refused = upload("status.wasm", env!("GUEST_MONITOR_HTTP")).await;
+    refused.expect(400);
+    assert!(refused.message().contains("'alert' names event 'INTEGRATION_DOWN', which the instance does not define"), "{}", refused.message());
+    upload("campaign.wasm", env!("GUEST_MONITOR_OK")).await.expect(201);
+    let listed = until(&api, "a schedule", |m| m["nextRunAt"].is_string()).await;
+    assert_eq!((listed["schedule"].as_str(), listed["alert"].is_null()), (Some("every 5m"), true));
+}
+
+/// On PostgreSQL two nodes share the schedule: a due run happens once.
+#[tokio::test]
+async fn two_nodes_run_a_due_monitor_once() {
+    let first = TestServer::start().await;
+    // Only PostgreSQL is shared by nodes.
+    let Some(database) = first.database() else { return };
+    let second_dir = tempfile::tempdir().unwrap();
+    let second = TestServer::start_in(second_dir.path().to_path_buf(), Some(database), Settings::default()).await;
+    let status_page = Recorder::start().await;
+    let api = ops(&first).await;
+    api.put("/globaldata/STATUS_URL", json!({"VALUE": status_page.url("127.0.0.1", "/health")})).await.expect(200);
+    api.upload_extension("status.wasm", env!("GUEST_MONITOR_HTTP"), "monitor").await;
+    until(&api, "a schedule", |m| m["nextRunAt"].is_string()).await;
+    for _ in 0..3 {
+        first.clock.advance_secs(60);
+        second.clock.advance_secs(60);
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+    }
+    let runs = until(&api, "three runs", |m| m["history"].as_array().is_some_and(|h| h.len() >= 3)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(monitors(&api).await[0]["history"].as_array().unwrap().len(), 3, "{runs}");
+    assert_eq!(status_page.seen_at("/health").len(), 3, "each due run happened on one node");
+}

@@ -174,3 +174,37 @@ async fn two_nodes_run_a_due_monitor_once() {
     assert_eq!(monitors(&api).await[0]["history"].as_array().unwrap().len(), 3, "{runs}");
     assert_eq!(status_page.seen_at("/health").len(), 3, "each due run happened on one node");
 }
+
+/// Monitors run on the queue's fair worker pool: an instance whose monitors all hang does not hold
+/// back another instance's monitor (the tests' pool has 4 places, at most 3 for one instance).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_instances_hanging_monitors_do_not_hold_back_anothers() {
+    let s = TestServer::start().await;
+    let status_page = Recorder::start().await;
+    let ops = ops(&s).await;
+    // Each of these hangs until its deadline (5 s): /slow answers after 10.
+    ops.put("/globaldata/STATUS_URL", json!({"VALUE": status_page.url("127.0.0.1", "/slow")})).await.expect(200);
+    for i in 0..6 {
+        ops.upload_extension(&format!("slow{i}.wasm"), env!("GUEST_MONITOR_HTTP"), "monitor").await;
+    }
+    let demo = s.demo().await;
+    demo.upload_extension("campaign.wasm", env!("GUEST_MONITOR_OK"), "monitor").await;
+    let started = Instant::now();
+    loop {
+        let (all_ops, demo_listed) = (monitors(&ops).await, monitors(&demo).await);
+        let scheduled = |list: &Value| list.as_array().unwrap().iter().all(|m| m["nextRunAt"].is_string());
+        if all_ops.as_array().unwrap().len() == 6 && scheduled(&all_ops) && scheduled(&demo_listed) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "never scheduled: {all_ops} {demo_listed}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Everything is due at once (demo's monitor runs every 5 minutes, ops' every minute).
+    s.clock.advance_secs(301);
+    let due = Instant::now();
+    let ran = until(&demo, "demo's monitor", |m| m["history"].as_array().is_some_and(|h| !h.is_empty())).await;
+    assert_eq!(ran["status"], "healthy", "{ran}");
+    let waited = due.elapsed();
+    assert!(waited < Duration::from_millis(4500), "demo's monitor waited {waited:?} behind ops' hanging ones");
+    assert!(monitors(&ops).await.as_array().unwrap().iter().all(|m| m["history"] == json!([])), "ops' monitors were still hanging");
+}

@@ -132,17 +132,18 @@ impl Runtime {
 /// for the instance's operator, without the credentials it saw.
 fn execution_log(store: &Store<CallState>, extension: &str, started: Instant, outcome: String) -> (ExecutionLog, Arc<Tenant>) {
     let state = store.data();
-    let hide = |text: &str| redact(text, &state.revealed);
-    let mut log: Vec<String> = state.log.iter().map(|line| hide(line)).collect();
-    log.extend(state.outbound_notes().iter().map(|note| format!("error: {}", hide(note))));
+    // Most calls saw no credential: their record is taken as it is.
+    let hide = |text: String| if state.revealed.is_empty() { text } else { redact(&text, &state.revealed) };
+    let mut log: Vec<String> = state.log.iter().map(|line| hide(line.clone())).collect();
+    log.extend(state.outbound_notes().into_iter().map(|note| format!("error: {}", hide(note))));
     let entry = ExecutionLog {
         extension: extension.to_string(),
         at: crate::store::now_millis(),
         duration_ms: started.elapsed().as_millis() as i64,
         outcome,
         log,
-        stdout: hide(&String::from_utf8_lossy(&state.stdout.contents())),
-        stderr: hide(&String::from_utf8_lossy(&state.stderr.contents())),
+        stdout: hide(String::from_utf8_lossy(&state.stdout.contents()).into_owned()),
+        stderr: hide(String::from_utf8_lossy(&state.stderr.contents()).into_owned()),
     };
     (entry, Arc::clone(&state.tenant))
 }

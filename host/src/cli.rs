@@ -9,6 +9,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// How log lines are written to standard error: `text` for people, `json` (one object a
+    /// line, with the request id of the call it belongs to) for log shippers.
+    #[arg(long, env = "HERALD_LOG_FORMAT", value_enum, default_value = "text", global = true)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -113,6 +123,10 @@ pub struct ServeArgs {
     /// Optional second address for the open extensions endpoint ({extensions_base_url}).
     #[arg(long, env = "HERALD_EXTENSIONS_LISTEN")]
     pub extensions_listen: Option<String>,
+    /// Optional operator address for `/metrics` (Prometheus), `/healthz` and `/readyz`; never
+    /// serve it where the public can reach it.
+    #[arg(long, env = "HERALD_OPS_LISTEN")]
+    pub ops_listen: Option<String>,
     /// Do not create the demo instances on the first start.
     #[arg(long, env = "HERALD_NO_DEMO")]
     pub no_demo: bool,

@@ -31,6 +31,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 database_url: args.store.database_url.clone(),
                 listen: args.listen,
                 extensions_listen: args.extensions_listen,
+                ops_listen: args.ops_listen,
                 demo: !args.no_demo,
                 refresh_interval: Duration::from_secs(2),
                 clock: std::sync::Arc::new(crate::paging::SystemClock),

@@ -13,6 +13,7 @@ pub mod http;
 pub mod limits;
 pub mod model;
 pub mod monitors;
+pub mod ops;
 pub mod paging;
 pub mod queue;
 pub mod rsql;

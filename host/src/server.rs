@@ -34,6 +34,9 @@ pub struct ServerConfig {
     pub listen: String,
     /// Optional second address for the open extensions endpoint (`{extensions_base_url}`).
     pub extensions_listen: Option<String>,
+    /// Optional operator address: `/metrics`, `/healthz`, `/readyz` (`ops`). Metrics are recorded
+    /// only when it is set.
+    pub ops_listen: Option<String>,
     /// Create the demo instances on the first start on an empty store.
     pub demo: bool,
     /// How often instance definitions are checked for changes made by other processes.
@@ -59,6 +62,7 @@ pub const DEFAULT_MEDIA_QUOTA: u64 = 1024 * 1024 * 1024;
 pub struct RunningServer {
     pub addr: SocketAddr,
     pub extensions_addr: Option<SocketAddr>,
+    pub ops_addr: Option<SocketAddr>,
     /// Whether the demo instances and credentials exist on this server.
     pub demo: bool,
     shutdown: watch::Sender<bool>,
@@ -135,12 +139,20 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         extensions_addr = Some(listener.local_addr()?);
         servers.push(serve(listener, extensions_router(ctx), config.connections, signal.clone()));
     }
+    let mut ops_addr = None;
+    if let Some(ops) = &config.ops_listen {
+        crate::ops::metrics::handle();
+        let listener = TcpListener::bind(ops).await.with_context(|| format!("cannot listen on {ops}"))?;
+        ops_addr = Some(listener.local_addr()?);
+        let ops_ctx = crate::ops::OpsContext { control: control.clone(), tenants: tenants.clone(), daily: daily.clone(), clock: config.clock.clone() };
+        servers.push(serve(listener, crate::ops::router(ops_ctx), config.connections, signal.clone()));
+    }
     let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
     background.extend(queue_tasks);
     background.push(scheduler);
     background.push(monitor_scheduler);
-    tracing::info!(%addr, ?extensions_addr, instances = ?tenants.customer_ids(), pooling_allocator = runtime.pooling, "herald is serving");
-    Ok(RunningServer { addr, extensions_addr, demo, shutdown, servers, background, daily, runtime, queue })
+    tracing::info!(%addr, ?extensions_addr, ?ops_addr, instances = ?tenants.customer_ids(), pooling_allocator = runtime.pooling, "herald is serving");
+    Ok(RunningServer { addr, extensions_addr, ops_addr, demo, shutdown, servers, background, daily, runtime, queue })
 }
 
 fn serve(listener: TcpListener, app: axum::Router, settings: ConnectionSettings, signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {

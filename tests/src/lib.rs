@@ -28,6 +28,8 @@ pub use serde_json::json;
 /// A server over its own data directory, removed when the test ends.
 pub struct TestServer {
     pub base: String,
+    /// The operator listener (`/metrics`, `/healthz`, `/readyz`).
+    pub ops: String,
     pub data_dir: PathBuf,
     _dir: Option<tempfile::TempDir>,
     /// The PostgreSQL database of this server, when the suite runs on PostgreSQL.
@@ -68,6 +70,7 @@ fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualCloc
         database_url,
         listen: "127.0.0.1:0".into(),
         extensions_listen: None,
+        ops_listen: Some("127.0.0.1:0".into()),
         demo: true,
         refresh_interval: Duration::from_millis(200),
         clock,
@@ -141,6 +144,7 @@ impl TestServer {
         let running = server::start(config(data_dir.clone(), url, clock.clone(), settings.clone())).await.expect("server starts");
         TestServer {
             base: format!("http://{}", running.addr),
+            ops: format!("http://{}", running.ops_addr.expect("the tests' servers have an operator listener")),
             data_dir,
             _dir: None,
             database,

@@ -86,6 +86,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         database_url: url.map(String::from),
         listen: "127.0.0.1:0".into(),
         extensions_listen: None,
+        ops_listen: None,
         demo: false,
         refresh_interval: Duration::from_millis(200),
         clock: std::sync::Arc::new(herald_host::paging::SystemClock),

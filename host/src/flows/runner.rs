@@ -93,7 +93,10 @@ impl FlowEngine {
         let walked = self.walk(&tenant, run.recipient, None, run.depth, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
         let now = self.clock.now_millis();
         let (saved, outcome) = match walked {
-            Walked::Over(state, why) => (progress.saved(state, None, Some(why), now), JobOutcome::Ended),
+            Walked::Over(state, why) => {
+                crate::ops::metrics::flow_run_ended(tenant.customer_id(), state.name());
+                (progress.saved(state, None, Some(why), now), JobOutcome::Ended)
+            }
             Walked::Waiting(due_at) => {
                 let later = Later { job: continuation(job, payload), due_at };
                 (progress.saved(RunState::Waiting, Some(due_at), None, now), JobOutcome::Continue(vec![later]))

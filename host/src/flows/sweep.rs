@@ -88,6 +88,9 @@ impl FlowEngine {
             Walked::Gone => return None,
             Walked::Retry(why) => progress.saved(RunState::Failed, None, Some(why), now),
         };
+        if saved.state.is_over() {
+            crate::ops::metrics::flow_run_ended(tenant.customer_id(), saved.state.name());
+        }
         Some((run, saved))
     }
 

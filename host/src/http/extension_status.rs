@@ -44,6 +44,7 @@ async fn open(State(ctx): State<ApiContext>, AppPath((customer_id, queue_id)): A
     };
     let mut response = answer(&ctx, &customer_id, &queue_id).await;
     guard::usage_headers(&mut response, usage);
+    guard::label(&mut response, &tenant);
     response
 }
 

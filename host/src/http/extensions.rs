@@ -82,6 +82,7 @@ async fn open(State(ctx): State<ApiContext>, AppPath(params): AppPath<Vec<String
     }
     let mut response = call(&ctx, &tenant, &id, extension, &path, request).await;
     guard::usage_headers(&mut response, usage);
+    guard::label(&mut response, &tenant);
     response
 }
 

@@ -44,7 +44,13 @@ pub async fn instance_limits(State(ctx): State<ApiContext>, request: Request, ne
     };
     let mut response = next.run(request).await;
     usage_headers(&mut response, usage);
+    label(&mut response, &caller.tenant);
     response
+}
+
+/// Tells the request metrics which instance a response was for.
+pub fn label(response: &mut Response, tenant: &Tenant) {
+    response.extensions_mut().insert(crate::ops::metrics::InstanceLabel(tenant.customer_id().to_string()));
 }
 
 /// Takes one of the instance's concurrent slots and counts the call against its daily cap, or

@@ -34,6 +34,7 @@ use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::Router;
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
 pub use error::{ApiError, ApiResult};
@@ -128,7 +129,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
         rate.per_address_burst,
     ));
     let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
-    Router::new()
+    let app = Router::new()
         .merge(guarded)
         .merge(token)
         .merge(open)
@@ -139,9 +140,36 @@ pub fn api_router(ctx: ApiContext) -> Router {
             negotiate::label_json(&mut r);
             r
         }))
-        .layer(TraceLayer::new_for_http())
-        .with_state(ctx)
+        .with_state(ctx);
+    observed(app)
 }
+
+/// What every call on a public listener gets: an `X-Request-Id` (the caller's, or a new random
+/// one) on its log lines and on its answer, and its count and duration in the operator's metrics
+/// (by route template, never the raw path).
+fn observed(router: Router) -> Router {
+    router
+        .layer(middleware::from_fn(crate::ops::metrics::track))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::extract::Request| {
+            let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
+        }))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
+}
+
+/// 128 random bits in hex.
+#[derive(Clone, Copy)]
+struct RandomRequestId;
+
+impl MakeRequestId for RandomRequestId {
+    fn make_request_id<B>(&mut self, _request: &axum::http::Request<B>) -> Option<RequestId> {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let id: Vec<u8> = rand::random::<[u8; 16]>().iter().flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]).collect();
+        axum::http::HeaderValue::from_bytes(&id).ok().map(RequestId::new)
+    }
+}
+
 
 /// The open extensions endpoint, smoothed per client address (no credentials to key on).
 fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
@@ -154,13 +182,14 @@ fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.
 pub fn extensions_router(ctx: ApiContext) -> Router {
-    open_extensions(&ctx)
+    let app = open_extensions(&ctx)
         .fallback(|| async { ApiError::NotFound })
         .layer(middleware::map_response(|mut r: axum::response::Response| async move {
             negotiate::label_json(&mut r);
             r
         }))
-        .with_state(ctx)
+        .with_state(ctx);
+    observed(app)
 }
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.

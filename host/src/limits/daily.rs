@@ -95,6 +95,13 @@ impl DailyCounters {
         Ok(Ok(Usage { limit: cap, remaining: cap - used - 1, reset_secs }))
     }
 
+    /// The calls each instance used today as this node knows them (the shared total plus its own
+    /// not yet added), for the operator's metrics.
+    pub fn used_today(&self) -> Vec<(String, u64)> {
+        let counters = self.counters.lock().expect("counters lock");
+        counters.iter().map(|(customer_id, c)| (customer_id.clone(), c.used())).collect()
+    }
+
     /// Adds every pending count to the shared totals and reads them back.
     pub async fn flush(&self) -> StoreResult<()> {
         let pending: Vec<(String, NaiveDate, u64)> = {

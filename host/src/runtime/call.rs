@@ -44,6 +44,8 @@ pub type GuestFuture<'a, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> +
 /// What a kind asks of its guest: instantiate it in the store and call its export.
 pub trait Invocation: Send + 'static {
     type Output: Send + 'static;
+    /// The extension type's name, for the operator's metrics.
+    const KIND: &'static str;
     /// Whether the guest may read the instance's secrets (authheader extensions only).
     const READS_SECRETS: bool = false;
     /// Whether the guest's outbound requests get the headers of the instance's authheader
@@ -110,6 +112,15 @@ impl Runtime {
                 }
                 Ok(Ok(output)) => (Ok(output), "ok".to_string()),
             };
+            let outcome = match &result {
+                Ok(_) => "ok",
+                Err(CallFailure::Deadline) => "deadline",
+                // A guest that could not grow its memory aborts with this message (Rust's
+                // allocator; other languages' say much the same).
+                Err(CallFailure::Failed(reason)) if reason.contains("memory allocation") || reason.contains("out of memory") => "memory",
+                Err(CallFailure::Failed(_)) => "failed",
+            };
+            crate::ops::metrics::extension_execution(I::KIND, outcome, store.data().tenant.customer_id(), started.elapsed().as_secs_f64());
             let (entry, tenant) = execution_log(&store, &id, started, logged);
             // The instance's slot in the pooling allocator comes back now, not after the write.
             drop(store);

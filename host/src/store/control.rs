@@ -42,6 +42,12 @@ impl ControlDb {
         Ok(ControlDb { db, backend: backend.clone() })
     }
 
+    /// Whether the database answers (the operator's readiness check).
+    pub async fn ping(&self) -> StoreResult<()> {
+        sqlx::query("SELECT 1").fetch_one(&self.db.read).await?;
+        Ok(())
+    }
+
     /// Where this control plane and its instances' data live.
     pub fn backend(&self) -> &Backend {
         &self.backend

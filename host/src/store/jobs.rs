@@ -177,6 +177,12 @@ impl ControlDb {
     /// The instances that have queued jobs: one index seek per instance (a skip scan of
     /// `extension_jobs_queued`), so a long queue costs nothing here. Read from a reader: a
     /// slightly old answer only delays a claim to the next round.
+    /// How many jobs wait to run, and when the oldest was accepted (for the operator's metrics).
+    pub async fn queue_depth(&self) -> StoreResult<(i64, Option<i64>)> {
+        let row = sqlx::query("SELECT COUNT(*), MIN(accepted_at) FROM extension_jobs WHERE state = 'queued'").fetch_one(&self.db.read).await?;
+        Ok((row.get(0), row.get(1)))
+    }
+
     pub async fn queued_instances(&self) -> StoreResult<Vec<String>> {
         let mut instances = Vec::new();
         let mut after = String::new();

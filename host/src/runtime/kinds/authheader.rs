@@ -44,6 +44,7 @@ struct Headers(Outbound);
 
 impl Invocation for Headers {
     type Output = Result<Made, String>;
+    const KIND: &'static str = "authheader";
     const READS_SECRETS: bool = true;
     const HEADERS_FOR_OUTBOUND: bool = false;
 

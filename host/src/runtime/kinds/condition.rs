@@ -20,6 +20,7 @@ struct Condition {
 
 impl Invocation for Condition {
     type Output = Result<bool, String>;
+    const KIND: &'static str = "condition";
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {

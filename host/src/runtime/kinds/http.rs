@@ -34,6 +34,7 @@ struct HttpInvocation {
 
 impl Invocation for HttpInvocation {
     type Output = ();
+    const KIND: &'static str = "http";
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, ()> {
         Box::pin(async move {

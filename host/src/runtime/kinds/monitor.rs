@@ -23,6 +23,7 @@ struct Check;
 
 impl Invocation for Check {
     type Output = Report;
+    const KIND: &'static str = "monitor";
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Report> {
         Box::pin(async move {

@@ -21,6 +21,7 @@ struct Step {
 
 impl Invocation for Step {
     type Output = Result<(), String>;
+    const KIND: &'static str = "step";
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {

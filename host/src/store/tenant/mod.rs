@@ -59,6 +59,16 @@ impl TenantDb {
         Ok(())
     }
 
+    /// Connections of this instance's pools: (open, idle), for the operator's metrics.
+    pub fn connections(&self) -> (u32, usize) {
+        let (read, write) = (&self.db.read, &self.db.write);
+        if self.db.dialect == crate::rsql::Dialect::Postgres {
+            // One pool serves both.
+            return (read.size(), read.num_idle());
+        }
+        (read.size() + write.size(), read.num_idle() + write.num_idle())
+    }
+
     /// Counts recipients (for progress and tests).
     pub async fn count_recipients(&self) -> StoreResult<i64> {
         let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(&self.db.read).await?;

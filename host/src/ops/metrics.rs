@@ -1,0 +1,99 @@
+//! The operator's metrics, through the `metrics` facade and rendered in Prometheus's text format
+//! by `metrics-exporter-prometheus` (`/metrics` on the operator listener). Labels are bounded:
+//! route templates (never raw paths), status classes, instance ids, extension kinds and outcomes.
+//!
+//! Counted where things happen: requests (`track`, a middleware on both public listeners),
+//! extension executions (`runtime::call`), flow runs that end (`flows`). Sampled when scraped:
+//! the queue's depth and oldest job, each instance's calls today against its daily cap, and its
+//! database connections (`sample`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+use metrics::{counter, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// Seconds: from a fast API call to an extension at its longest deadline.
+const BUCKETS: [f64; 14] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 30.0, 300.0];
+
+/// Whether a recorder is installed (an operator listener exists): without one, requests are not
+/// even timed.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// The process's recorder (one per process: every server in it reports there).
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        RECORDING.store(true, Ordering::Relaxed);
+        let builder = PrometheusBuilder::new().set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &BUCKETS).expect("buckets are not empty");
+        let recorder = builder.build_recorder();
+        let handle = recorder.handle();
+        if metrics::set_global_recorder(recorder).is_err() {
+            tracing::warn!("another metrics recorder is installed: /metrics shows nothing");
+        }
+        handle
+    })
+}
+
+/// The instance a response was for, left by the admission (`http::guard`) for `track`.
+#[derive(Debug, Clone)]
+pub struct InstanceLabel(pub String);
+
+/// Counts a request by route template, status class and instance, and times it.
+pub async fn track(request: Request, next: Next) -> Response {
+    if !RECORDING.load(Ordering::Relaxed) {
+        return next.run(request).await;
+    }
+    let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_string();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let instance = response.extensions().get::<InstanceLabel>().map_or_else(|| "-".to_string(), |l| l.0.clone());
+    let status = format!("{}xx", response.status().as_u16() / 100);
+    counter!("herald_http_requests_total", "route" => route.clone(), "status" => status, "instance" => instance).increment(1);
+    histogram!("herald_http_request_duration_seconds", "route" => route).record(started.elapsed().as_secs_f64());
+    response
+}
+
+/// One execution of an extension ended: `outcome` is `ok`, `failed`, `memory` or `deadline`.
+pub fn extension_execution(kind: &'static str, outcome: &'static str, instance: &str, seconds: f64) {
+    if !RECORDING.load(Ordering::Relaxed) {
+        return;
+    }
+    counter!("herald_extension_executions_total", "kind" => kind, "outcome" => outcome, "instance" => instance.to_string()).increment(1);
+    histogram!("herald_extension_execution_duration_seconds", "kind" => kind).record(seconds);
+}
+
+/// A flow run ended (`done` or `failed`).
+pub fn flow_run_ended(instance: &str, outcome: &'static str) {
+    if !RECORDING.load(Ordering::Relaxed) {
+        return;
+    }
+    counter!("herald_flow_runs_ended_total", "instance" => instance.to_string(), "outcome" => outcome).increment(1);
+}
+
+/// What is sampled at a scrape.
+pub struct Sample {
+    pub queued_jobs: i64,
+    pub oldest_job_age_seconds: f64,
+    /// (instance, calls used today, daily cap)
+    pub daily: Vec<(String, u64, u64)>,
+    /// (instance, open connections, idle ones)
+    pub connections: Vec<(String, u32, usize)>,
+}
+
+pub fn record(sample: &Sample) {
+    gauge!("herald_queue_jobs_queued").set(sample.queued_jobs as f64);
+    gauge!("herald_queue_oldest_job_age_seconds").set(sample.oldest_job_age_seconds);
+    for (instance, used, cap) in &sample.daily {
+        gauge!("herald_daily_calls", "instance" => instance.clone()).set(*used as f64);
+        gauge!("herald_daily_cap", "instance" => instance.clone()).set(*cap as f64);
+    }
+    for (instance, open, idle) in &sample.connections {
+        gauge!("herald_db_connections", "instance" => instance.clone(), "state" => "busy").set(open.saturating_sub(*idle as u32) as f64);
+        gauge!("herald_db_connections", "instance" => instance.clone(), "state" => "idle").set(*idle as f64);
+    }
+}

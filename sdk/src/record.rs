@@ -84,11 +84,21 @@ impl Value {
         matches!(self, Value::Null)
     }
 
-    /// The value as JSON (dates and timestamps as their text).
+    /// The value as JSON, as the REST API writes it: a whole number without a fraction (`40`, not
+    /// `40.0`), dates and timestamps as their text.
+    ///
+    /// ```
+    /// use herald_sdk::Value;
+    /// assert_eq!(Value::Number(40.0).to_json().to_string(), "40");
+    /// assert_eq!(Value::Number(0.15).to_json().to_string(), "0.15");
+    /// ```
     pub fn to_json(&self) -> serde_json::Value {
+        /// Whole numbers within ±(2^53 − 1), the platform's range, are integers in JSON.
+        const MAX_EXACT: f64 = 9_007_199_254_740_991.0;
         match self {
             Value::Null => serde_json::Value::Null,
             Value::Text(t) | Value::Date(t) | Value::Timestamp(t) => serde_json::Value::String(t.clone()),
+            Value::Number(n) if n.fract() == 0.0 && n.abs() <= MAX_EXACT => serde_json::Value::from(*n as i64),
             Value::Number(n) => serde_json::Number::from_f64(*n).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null),
             Value::Boolean(b) => serde_json::Value::Bool(*b),
         }

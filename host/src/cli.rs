@@ -47,12 +47,89 @@ pub enum Command {
     },
     /// Fill an instance with generated recipients (with a progress bar).
     Seed(SeedArgs),
+    /// Tools for extension authors.
+    Extension {
+        #[command(subcommand)]
+        command: ExtensionCommand,
+    },
     /// Manage an instance's secrets (read by its authheader extensions only; values are never
     /// shown).
     Secrets {
         #[command(subcommand)]
         command: SecretsCommand,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExtensionCommand {
+    /// Write (or show) a component's `herald:config` section: how an extension built by a tool that
+    /// cannot add a custom section (componentize-js, componentize-py) is configured. Every option
+    /// not given is the safe default (secure, synchronous, no network, the operator's deadline).
+    Config(ConfigArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The component.
+    pub input: PathBuf,
+    /// Where to write the configured component (required unless --show).
+    #[arg(short, long, required_unless_present = "show")]
+    pub output: Option<PathBuf>,
+    /// Print the component's configuration (JSON) and write nothing.
+    #[arg(long, conflicts_with = "output")]
+    pub show: bool,
+    /// Called through the open endpoint, without credentials.
+    #[arg(long)]
+    pub open: bool,
+    /// Answered 202 at once and run from the queue.
+    #[arg(long = "async")]
+    pub asynchronous: bool,
+    /// A host it may call (repeat for several; `*.example.com` for subdomains).
+    #[arg(long = "allowed-host")]
+    pub allowed_hosts: Vec<String>,
+    /// Its own deadline in milliseconds.
+    #[arg(long)]
+    pub timeout_ms: Option<u64>,
+    /// The memory a call may use, in MiB (within the operator's maximum).
+    #[arg(long)]
+    pub memory_mb: Option<u64>,
+    /// An authheader's host (repeat for several).
+    #[arg(long = "bound-host")]
+    pub bound_hosts: Vec<String>,
+    /// A monitor's schedule: `every 5m`, or five-field cron in UTC.
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// A monitor's alert: the event achieved when its status changes...
+    #[arg(long, requires = "alert_recipient")]
+    pub alert_event: Option<String>,
+    /// ... for the recipient with this Recipient Id.
+    #[arg(long, requires = "alert_event")]
+    pub alert_recipient: Option<String>,
+}
+
+impl ConfigArgs {
+    /// The section's JSON, as an author would write it.
+    pub fn json(&self) -> serde_json::Value {
+        let mut json = serde_json::json!({"open": self.open, "async": self.asynchronous, "allowed_hosts": self.allowed_hosts});
+        if let Some(ms) = self.timeout_ms {
+            json["timeout_ms"] = ms.into();
+        }
+        if let Some(mb) = self.memory_mb {
+            json["memory_mb"] = mb.into();
+        }
+        if !self.bound_hosts.is_empty() {
+            json["bound_hosts"] = self.bound_hosts.clone().into();
+        }
+        if let Some(schedule) = &self.schedule {
+            json["schedule"] = schedule.clone().into();
+        }
+        if let (Some(event), Some(recipient)) = (&self.alert_event, &self.alert_recipient) {
+            // A Recipient Id that reads as a number is one.
+            let recipient = recipient.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or_else(|| recipient.clone().into(), serde_json::Value::Number);
+            json["alert"] = serde_json::json!({"event": event, "recipient": recipient});
+        }
+        json
+    }
 }
 
 /// Where the key ring that seals secrets is. The ring itself may instead be given in the
@@ -144,6 +221,13 @@ pub struct ServeArgs {
     /// each extension must also declare the host it calls.
     #[arg(long, env = "HERALD_OUTBOUND_HOSTS", default_value = "*", value_delimiter = ',')]
     pub outbound_hosts: Vec<String>,
+    /// MiB of memory a call of an extension may use when the extension asks for no other amount
+    /// (`memory_mb` in its configuration).
+    #[arg(long, env = "HERALD_EXTENSION_MEMORY_MB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub extension_memory_mb: u64,
+    /// The most MiB an extension may ask for (an upload asking for more is refused).
+    #[arg(long, env = "HERALD_MAX_EXTENSION_MEMORY_MB", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_extension_memory_mb: u64,
     /// Let extensions call loopback, private and link-local addresses.
     #[arg(long, env = "HERALD_OUTBOUND_PRIVATE")]
     pub outbound_private: bool,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 
 use crate::auth::secret;
-use crate::cli::{Command, CredentialsCommand, InstanceCommand, ScopeArg, StoreArgs};
+use crate::cli::{Command, CredentialsCommand, ExtensionCommand, InstanceCommand, ScopeArg, StoreArgs};
 use crate::model::{DefinitionFile, Model};
 use crate::server::{self, ServerConfig};
 use crate::store::{Backend, ControlDb};
@@ -39,6 +39,8 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                     outbound_hosts: args.outbound_hosts,
                     outbound_private: args.outbound_private,
                     secrets_key: args.secrets_key.settings(),
+                    memory_bytes: (args.extension_memory_mb.min(args.max_extension_memory_mb) as usize) << 20,
+                    max_memory_bytes: (args.max_extension_memory_mb as usize) << 20,
                     ..Default::default()
                 },
                 queue: crate::queue::QueueSettings {
@@ -122,6 +124,20 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 bail!("no active credential '{client_id}'");
             }
             println!("{client_id}: revoked");
+            Ok(())
+        }
+        Command::Extension { command: ExtensionCommand::Config(args) } => {
+            let bytes = std::fs::read(&args.input).with_context(|| format!("cannot read {}", args.input.display()))?;
+            if args.show {
+                let config = crate::runtime::config::read(&bytes).map_err(anyhow::Error::msg)?;
+                println!("{}", serde_json::to_string_pretty(&config.to_json())?);
+                return Ok(());
+            }
+            let config = crate::runtime::config::from_json(&args.json()).map_err(|e| anyhow::anyhow!("the configuration is not valid: {e}"))?;
+            let written = crate::runtime::config_section::write(&bytes, &config).map_err(anyhow::Error::msg)?;
+            let output = args.output.as_ref().expect("clap requires it without --show");
+            std::fs::write(output, written).with_context(|| format!("cannot write {}", output.display()))?;
+            println!("{}: {}", output.display(), config.to_json());
             Ok(())
         }
         Command::Secrets { command } => crate::secrets::operator::run(command).await,

@@ -7,7 +7,8 @@
 //!
 //! Keys: `open` (bool: the open endpoint instead of the secure one), `asynchronous` (bool: `async`
 //! in the JSON; answered 202 and run from the queue), `allowed_hosts` (list of host names; `*.domain`
-//! for its subdomains), `timeout_ms` (the extension's own deadline). All are optional; without the
+//! for its subdomains), `timeout_ms` (the extension's own deadline), `memory_mb` (the memory of a call, within the
+//! operator's maximum). All are optional; without the
 //! section an extension is secure, synchronous, without network and has the operator's deadline.
 //! A key the macro does not know is a compile error.
 //!
@@ -60,10 +61,11 @@ macro_rules! __config_member {
     (asynchronous : $v:tt) => { concat!("\"async\":", stringify!($v)) };
     (allowed_hosts : $v:tt) => { concat!("\"allowed_hosts\":", stringify!($v)) };
     (timeout_ms : $v:tt) => { concat!("\"timeout_ms\":", stringify!($v)) };
+    (memory_mb : $v:tt) => { concat!("\"memory_mb\":", stringify!($v)) };
     (bound_hosts : $v:tt) => { concat!("\"bound_hosts\":", stringify!($v)) };
     (schedule : $v:tt) => { concat!("\"schedule\":", stringify!($v)) };
     (alert : $v:tt) => { concat!("\"alert\":", stringify!($v)) };
-    ($other:ident : $v:tt) => { compile_error!(concat!("unknown herald:config key `", stringify!($other), "` (open, asynchronous, allowed_hosts, timeout_ms, bound_hosts, schedule, alert)")) };
+    ($other:ident : $v:tt) => { compile_error!(concat!("unknown herald:config key `", stringify!($other), "` (open, asynchronous, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert)")) };
 }
 
 #[cfg(test)]

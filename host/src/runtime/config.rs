@@ -35,6 +35,8 @@ pub struct ExtensionConfig {
     pub allowed_hosts: Vec<String>,
     /// The extension's own deadline (1 to `MAX_TIMEOUT_MS`), within the operator's maximum.
     pub timeout_ms: Option<u64>,
+    /// The memory a call may use, in MiB (1 to `MAX_MEMORY_MB`), within the operator's maximum.
+    pub memory_mb: Option<u64>,
     /// Authheader: the hosts whose outbound calls it makes headers for.
     pub bound_hosts: Vec<String>,
     /// Monitor: when it runs.
@@ -42,6 +44,9 @@ pub struct ExtensionConfig {
     /// Monitor: the event achieved when its status changes.
     pub alert: Option<Alert>,
 }
+
+/// The most memory an extension may ask for (the operator's maximum may be lower).
+pub const MAX_MEMORY_MB: u64 = 4096;
 
 /// The shortest time between two runs of a monitor.
 pub const MIN_SCHEDULE_SECONDS: u64 = 60;
@@ -130,6 +135,11 @@ impl ExtensionConfig {
         self.allowed_hosts.iter().any(|pattern| host_matches(pattern, host))
     }
 
+    /// The memory the extension asks for, in bytes.
+    pub fn memory_bytes(&self) -> Option<usize> {
+        self.memory_mb.map(|mb| (mb as usize) << 20)
+    }
+
     /// Whether this authheader extension is bound to `host`.
     pub fn binds_host(&self, host: &str) -> bool {
         self.bound_hosts.iter().any(|pattern| host_matches(pattern, host))
@@ -165,6 +175,9 @@ impl ExtensionConfig {
         out.insert("allowed_hosts".into(), self.allowed_hosts.clone().into());
         if let Some(ms) = self.timeout_ms {
             out.insert("timeout_ms".into(), ms.into());
+        }
+        if let Some(mb) = self.memory_mb {
+            out.insert("memory_mb".into(), mb.into());
         }
         if !self.bound_hosts.is_empty() {
             out.insert("bound_hosts".into(), self.bound_hosts.clone().into());
@@ -232,7 +245,7 @@ pub fn read(bytes: &[u8]) -> Result<ExtensionConfig, String> {
 }
 
 /// Reads the section's JSON, every member checked, with messages in the author's terms.
-fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
+pub fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
     let Json::Object(members) = json else {
         return Err(r#"it must be a JSON object, such as {"open": true, "timeout_ms": 5000}"#.into());
     };
@@ -244,6 +257,10 @@ fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
             "async" => config.asynchronous = flag()?,
             "allowed_hosts" => config.allowed_hosts = hosts(value, "allowed_hosts")?,
             "bound_hosts" => config.bound_hosts = hosts(value, "bound_hosts")?,
+            "memory_mb" => {
+                let mb = value.as_u64().filter(|mb| (1..=MAX_MEMORY_MB).contains(mb));
+                config.memory_mb = Some(mb.ok_or_else(|| format!("'memory_mb' must be a whole number of MiB from 1 to {MAX_MEMORY_MB}"))?);
+            }
             "schedule" => {
                 let text = value.as_str().ok_or_else(|| "'schedule' must be text, such as \"every 5m\" or \"*/10 * * * *\"".to_string())?;
                 config.schedule = Some(Schedule::parse(text)?);
@@ -257,7 +274,7 @@ fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown member '{other}' (the members are open, async, allowed_hosts, timeout_ms, bound_hosts, schedule, alert)"
+                    "unknown member '{other}' (the members are open, async, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert)"
                 ))
             }
         }
@@ -374,6 +391,7 @@ mod tests {
             (serde_json::json!({"schedule": "61 * * * *"}), "not a cron expression"),
             (serde_json::json!({"schedule": 5}), "must be text"),
             (serde_json::json!({"alert": {"event": "X"}}), "'alert' must be"),
+            (serde_json::json!({"memory_mb": 0}), "from 1 to 4096"),
         ] {
             let e = from_json(&bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

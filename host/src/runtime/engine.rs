@@ -11,8 +11,11 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 /// How often the epoch advances: the granularity of deadlines and of yielding to other calls.
 pub const TICK: Duration = Duration::from_millis(10);
 
-/// The memory one instance may use (also enforced per store by `StoreLimits`).
-pub const MAX_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// The memory a call may use unless its extension asks for another amount (`memory_mb`), and the
+/// most an extension may ask for unless the operator says otherwise: a JavaScript or Python
+/// hello world runs in the default (measured: see the README).
+pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+pub const DEFAULT_MAX_MEMORY_BYTES: usize = 256 * 1024 * 1024;
 
 fn base_config() -> Config {
     let mut config = Config::new();
@@ -21,11 +24,12 @@ fn base_config() -> Config {
     config
 }
 
-/// Builds the engine; `pooling` tells which allocator it got.
-pub fn build() -> anyhow::Result<(Engine, bool)> {
+/// Builds the engine, whose instances may grow to `max_memory_bytes` (each store is held to its
+/// extension's own cap by `StoreLimits`); `pooling` tells which allocator it got.
+pub fn build(max_memory_bytes: usize) -> anyhow::Result<(Engine, bool)> {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(1000).total_core_instances(2000).total_memories(2000).total_tables(2000);
-    pool.max_memory_size(MAX_MEMORY_BYTES);
+    pool.max_memory_size(max_memory_bytes);
     // Resetting an instance's memory for the next call: by default its pages go back to the
     // kernel (madvise), which costs a TLB shootdown on every core and page faults on the next
     // call. Instead the pages it dirtied in its first 2 MiB (found with the PAGEMAP_SCAN ioctl

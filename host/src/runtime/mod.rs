@@ -6,6 +6,7 @@
 mod authorize;
 mod call;
 pub mod config;
+pub mod config_section;
 mod engine;
 pub mod kind;
 pub mod kinds;
@@ -53,6 +54,10 @@ pub struct RuntimeSettings {
     pub outbound_private: bool,
     /// Where the key ring that seals the instances' secrets comes from.
     pub secrets_key: SecretsKey,
+    /// The memory of a call whose extension asks for none (`memory_mb`), and the most one may
+    /// ask for.
+    pub memory_bytes: usize,
+    pub max_memory_bytes: usize,
 }
 
 /// Where the secrets key ring comes from (`secrets::keys`).
@@ -87,6 +92,8 @@ impl Default for RuntimeSettings {
             outbound_hosts: vec!["*".into()],
             outbound_private: false,
             secrets_key: SecretsKey::default(),
+            memory_bytes: engine::DEFAULT_MEMORY_BYTES,
+            max_memory_bytes: engine::DEFAULT_MAX_MEMORY_BYTES,
         }
     }
 }
@@ -130,7 +137,7 @@ impl Drop for Runtime {
 
 impl Runtime {
     pub fn new(data_dir: &Path, settings: RuntimeSettings, clock: Arc<dyn crate::paging::Clock>) -> anyhow::Result<Arc<Runtime>> {
-        let (engine, pooling) = engine::build()?;
+        let (engine, pooling) = engine::build(settings.max_memory_bytes)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
@@ -200,6 +207,11 @@ impl Runtime {
         tokio::task::spawn_blocking(move || {
             runtime.compilations.fetch_add(1, Ordering::Relaxed);
             match validate::validate(&runtime.engine, &runtime.linker, &wasm, kind) {
+                Ok(validated) if validated.config.memory_bytes().is_some_and(|asked| asked > runtime.settings.max_memory_bytes) => Ok(Err(format!(
+                    "'memory_mb' asks for {} MiB; this server lets an extension have at most {} MiB",
+                    validated.config.memory_mb.unwrap_or_default(),
+                    runtime.settings.max_memory_bytes >> 20
+                ))),
                 Ok(validated) => {
                     runtime.write_artifact(&sha256, &validated.component)?;
                     Ok(Ok(validated.config))

@@ -14,7 +14,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::config::ExtensionConfig;
-use super::engine::MAX_MEMORY_BYTES;
 use super::RuntimeSettings;
 use crate::paging::Clock;
 use crate::tenants::Tenant;
@@ -76,7 +75,12 @@ impl CallState {
             wasi,
             http: WasiHttpCtx::new(),
             table,
-            limits: StoreLimitsBuilder::new().memory_size(MAX_MEMORY_BYTES).instances(20).tables(20).table_elements(100_000).build(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(config.memory_bytes().unwrap_or(settings.memory_bytes).min(settings.max_memory_bytes))
+                .instances(20)
+                .tables(20)
+                .table_elements(100_000)
+                .build(),
             outbound: OutboundPolicy {
                 config: config.clone(),
                 operator: settings.outbound_hosts.clone(),

@@ -151,4 +151,43 @@ mod tests {
         assert!(ExtensionKind::Http.refuses_import("herald:platform/recipients-read@0.1.0", true).unwrap().contains("open"));
         assert!(ExtensionKind::Step.refuses_import("acme:secret/keys@1.0.0", false).unwrap().contains("does not provide"));
     }
+
+    /// Every world of `wit/` (the folder any language's tool builds against) imports exactly what
+    /// upload validation accepts for its type: nothing it would refuse, and every platform
+    /// interface it would accept; and exports what the type requires.
+    #[test]
+    fn each_world_of_wit_is_what_validation_accepts_for_its_type() {
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve.push_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit")).expect("wit/ parses");
+        let worlds = [
+            ("http-extension", ExtensionKind::Http, false),
+            ("open-http-extension", ExtensionKind::Http, true),
+            ("step-extension", ExtensionKind::Step, false),
+            ("condition-extension", ExtensionKind::Condition, false),
+            ("monitor-extension", ExtensionKind::Monitor, false),
+            ("authheader-extension", ExtensionKind::Authheader, false),
+        ];
+        for (name, kind, open) in worlds {
+            let world = &resolve.worlds[resolve.select_world(&[package], Some(name)).expect(name)];
+            let names = |items: &mut dyn Iterator<Item = &wit_parser::WorldItem>| -> Vec<String> {
+                items
+                    .filter_map(|item| match item {
+                        wit_parser::WorldItem::Interface { id, .. } => resolve.id_of(*id),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let imports = names(&mut world.imports.values());
+            for import in &imports {
+                assert_eq!(kind.refuses_import(import, open), None, "{name} imports {import}");
+            }
+            let platform: Vec<&str> = imports.iter().filter(|i| i.starts_with("herald:platform/")).map(|i| i.split('@').next().unwrap()).collect();
+            for offered in ALL_PLATFORM.iter().chain([SECRETS].iter()).filter(|i| **i != TYPES) {
+                let accepted = kind.refuses_import(&format!("{offered}@0.1.0"), open).is_none();
+                assert_eq!(platform.contains(offered), accepted, "{name}: {offered} imported = accepted");
+            }
+            let exports = names(&mut world.exports.values());
+            assert!(exports.iter().any(|e| e.starts_with(kind.required_export())), "{name} exports {exports:?}");
+        }
+    }
 }

@@ -58,6 +58,9 @@ pub struct RuntimeSettings {
     /// ask for.
     pub memory_bytes: usize,
     pub max_memory_bytes: usize,
+    /// Where compiled components are kept by content hash; by default `compiled` in the data
+    /// directory. Processes may share one (an artifact is written aside and renamed).
+    pub compiled_dir: Option<PathBuf>,
 }
 
 /// Where the secrets key ring comes from (`secrets::keys`).
@@ -94,6 +97,7 @@ impl Default for RuntimeSettings {
             secrets_key: SecretsKey::default(),
             memory_bytes: engine::DEFAULT_MEMORY_BYTES,
             max_memory_bytes: engine::DEFAULT_MAX_MEMORY_BYTES,
+            compiled_dir: None,
         }
     }
 }
@@ -146,7 +150,7 @@ impl Runtime {
         let secrets = settings.secrets_key.load(data_dir)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         engine::spawn_ticker(engine.clone(), stop_ticker.clone());
-        let artifacts = data_dir.join("compiled");
+        let artifacts = settings.compiled_dir.clone().unwrap_or_else(|| data_dir.join("compiled"));
         std::fs::create_dir_all(&artifacts)?;
         Ok(Arc::new(Runtime {
             engine,
@@ -205,21 +209,37 @@ impl Runtime {
     pub async fn validate(self: &Arc<Self>, wasm: Bytes, kind: ExtensionKind, sha256: &str) -> anyhow::Result<Result<ExtensionConfig, String>> {
         let (runtime, sha256) = (Arc::clone(self), sha256.to_string());
         tokio::task::spawn_blocking(move || {
-            runtime.compilations.fetch_add(1, Ordering::Relaxed);
-            match validate::validate(&runtime.engine, &runtime.linker, &wasm, kind) {
+            // The same content compiled before (uploaded again, or by another instance) is
+            // checked from its artifact: the checks read the component's type, not its code.
+            let compiled = runtime.compiled(&sha256);
+            let fresh = compiled.is_none();
+            if fresh {
+                runtime.compilations.fetch_add(1, Ordering::Relaxed);
+            }
+            match validate::validate(&runtime.engine, &runtime.linker, &wasm, kind, compiled) {
                 Ok(validated) if validated.config.memory_bytes().is_some_and(|asked| asked > runtime.settings.max_memory_bytes) => Ok(Err(format!(
                     "'memory_mb' asks for {} MiB; this server lets an extension have at most {} MiB",
                     validated.config.memory_mb.unwrap_or_default(),
                     runtime.settings.max_memory_bytes >> 20
                 ))),
                 Ok(validated) => {
-                    runtime.write_artifact(&sha256, &validated.component)?;
+                    if fresh {
+                        runtime.write_artifact(&sha256, &validated.component)?;
+                    }
                     Ok(Ok(validated.config))
                 }
                 Err(message) => Ok(Err(message)),
             }
         })
         .await?
+    }
+
+    /// The compiled component of this content, when its artifact is there.
+    fn compiled(&self, sha256: &str) -> Option<Component> {
+        // SAFETY: as in `load`: an artifact this runtime (or another sharing the directory)
+        // wrote from a component it compiled itself, checked by wasmtime for its engine.
+        #[allow(unsafe_code)]
+        unsafe { Component::deserialize_file(&self.engine, self.artifact(sha256)) }.ok()
     }
 
     /// Keeps a compiled component by content hash, written aside and renamed so that a reader

@@ -16,7 +16,8 @@ pub struct Validated {
     pub component: Component,
 }
 
-pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind: ExtensionKind) -> Result<Validated, String> {
+/// `compiled`: the component already compiled from these bytes (its artifact), if any.
+pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind: ExtensionKind, compiled: Option<Component>) -> Result<Validated, String> {
     if !wasmparser::Parser::is_component(bytes) {
         return Err(if wasmparser::Parser::is_core_wasm(bytes) {
             "the file is a core WebAssembly module, not a component: build for wasm32-wasip2, or wrap it with `wasm-tools component new`".into()
@@ -25,7 +26,10 @@ pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind:
         });
     }
     let config = config::read(bytes)?;
-    let component = Component::new(engine, bytes).map_err(|e| format!("the component does not compile: {}", compile_failure(&e)))?;
+    let component = match compiled {
+        Some(component) => component,
+        None => Component::new(engine, bytes).map_err(|e| format!("the component does not compile: {}", compile_failure(&e)))?,
+    };
     let ty = component.component_type();
     let export = kind.required_export();
     if !ty.exports(engine).any(|(name, _)| name.starts_with(export)) {

@@ -1,0 +1,34 @@
+// An open webhook (world herald:platform/open-http-extension, configured --open) that a shop calls
+// when an order is paid: it upserts the customer as a recipient (by EMAIL) and the order's lines
+// as PURCHASES records, and answers what it stored. The payload:
+//   {"customer": {"email", "first_name", "city"},
+//    "order": {"id", "paid_at", "lines": [{"sku", "title", "price"}]}}
+import { serve, json } from "../../../sdk/js/http.js";
+import { upsert, upsertRecords } from "../../../sdk/js/recipients-write.js";
+import { HeraldError } from "../../../sdk/js/values.js";
+import { info } from "../../../sdk/js/log.js";
+
+serve(async (request) => {
+  if (request.method !== "POST") return new Response("POST an order", { status: 405 });
+  let customer, order;
+  try {
+    ({ customer, order } = await request.json());
+    if (!customer.email || !order.id) throw new Error("customer.email and order.id are required");
+  } catch (e) {
+    return json(400, { error: `not an order: ${e.message}` });
+  }
+  const person = { EMAIL: customer.email, FIRST_NAME: customer.first_name, CITY: customer.city };
+  for (const key of Object.keys(person)) if (person[key] === undefined) delete person[key];
+  try {
+    const stored = upsert(person);
+    const lines = (order.lines ?? []).map((line, n) => ({
+      ID: `${order.id}/${n + 1}`, PRODUCT: line.title, AMOUNT: line.price, PURCHASED_AT: order.paid_at,
+    }));
+    const written = upsertRecords("EMAIL", customer.email, "PURCHASES", lines);
+    info(`order ${order.id}: ${written} lines for recipient ${stored.USER_ID}`);
+    return json(200, { recipient: stored.USER_ID, purchases: written });
+  } catch (e) {
+    if (e instanceof HeraldError) return json(e.kind === "invalid" ? 400 : 409, { error: e.message });
+    throw e;
+  }
+});

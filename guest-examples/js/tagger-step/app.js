@@ -1,0 +1,14 @@
+// A step (world herald:platform/step-extension): sets the recipient's COUNTRY from the triggering
+// call's contextual data ({"country": "FR"}), or to "FR".
+import { context, record } from "../../../sdk/js/values.js";
+import { update } from "../../../sdk/js/recipients-write.js";
+import { info } from "../../../sdk/js/log.js";
+
+export const step = {
+  run(recipient, ctx) {
+    const person = record(recipient);
+    const country = context(ctx)?.country ?? "FR";
+    update("USER_ID", person.USER_ID, { COUNTRY: country });
+    info(`recipient ${person.USER_ID}: COUNTRY=${country}`);
+  },
+};

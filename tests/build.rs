@@ -64,6 +64,8 @@ fn build_scripted(root: &Path, out: &Path) {
     let tools = Command::new("bash").arg(root.join("scripts/guest-tools.sh")).stderr(Stdio::inherit()).output().expect("bash runs");
     assert!(tools.status.success(), "installing componentize-js and componentize-py failed (scripts/guest-tools.sh): is Node with npm and Python 3 with venv there?");
     let tools = PathBuf::from(String::from_utf8(tools.stdout).unwrap().trim());
+    // The tests that build the projects `herald extension new` writes use the same tools.
+    println!("cargo:rustc-env=GUEST_TOOLS={}", tools.display());
     // Every guest whose inputs changed is built at once (each tool is mostly one process).
     let mut building: Vec<(String, PathBuf, PathBuf, u64, bool, Child)> = Vec::new();
     for (language, example, world, open) in SCRIPTED {

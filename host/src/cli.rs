@@ -66,6 +66,15 @@ pub enum ExtensionCommand {
     /// cannot add a custom section (componentize-js, componentize-py) is configured. Every option
     /// not given is the safe default (secure, synchronous, no network, the operator's deadline).
     Config(ConfigArgs),
+    /// Write a ready project for a new extension (build script, SDK, wit/, a test).
+    New(crate::authoring::args::NewArgs),
+    /// Run an extension file locally against an instance of the data directory, with the
+    /// production runtime: a step, condition, monitor or authheader once (the answer, its log
+    /// and what it wrote, as JSON), an http extension once or as a local server.
+    Run(crate::authoring::args::RunArgs),
+    /// Run a new version of an extension on the input of a recorded failed execution and show
+    /// both outcomes (a dry run unless --apply).
+    Replay(crate::authoring::args::ReplayArgs),
 }
 
 #[derive(Debug, Args)]
@@ -188,12 +197,47 @@ pub enum SecretsCommand {
     },
 }
 
+/// How extensions run: the same flags for the server and for an author's local runs, so that a
+/// local run has exactly the production limits.
+#[derive(Debug, Args)]
+pub struct ExtensionRuntimeArgs {
+    #[command(flatten)]
+    pub secrets_key: SecretsKeyArgs,
+    /// Hosts extensions may call (comma-separated, `*.domain` for subdomains, `*` for any);
+    /// each extension must also declare the host it calls.
+    #[arg(long, env = "HERALD_OUTBOUND_HOSTS", default_value = "*", value_delimiter = ',')]
+    pub outbound_hosts: Vec<String>,
+    /// MiB of memory a call of an extension may use when the extension asks for no other amount
+    /// (`memory_mb` in its configuration).
+    #[arg(long, env = "HERALD_EXTENSION_MEMORY_MB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub extension_memory_mb: u64,
+    /// The most MiB an extension may ask for (an upload asking for more is refused).
+    #[arg(long, env = "HERALD_MAX_EXTENSION_MEMORY_MB", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_extension_memory_mb: u64,
+    /// Let extensions call loopback, private and link-local addresses.
+    #[arg(long, env = "HERALD_OUTBOUND_PRIVATE")]
+    pub outbound_private: bool,
+}
+
+impl ExtensionRuntimeArgs {
+    pub fn settings(&self) -> crate::runtime::RuntimeSettings {
+        crate::runtime::RuntimeSettings {
+            outbound_hosts: self.outbound_hosts.clone(),
+            outbound_private: self.outbound_private,
+            secrets_key: self.secrets_key.settings(),
+            memory_bytes: (self.extension_memory_mb.min(self.max_extension_memory_mb) as usize) << 20,
+            max_memory_bytes: (self.max_extension_memory_mb as usize) << 20,
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
-    pub secrets_key: SecretsKeyArgs,
+    pub extensions: ExtensionRuntimeArgs,
     /// Address of the REST API ({base_url}).
     #[arg(long, env = "HERALD_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
@@ -217,20 +261,6 @@ pub struct ServeArgs {
     /// Sustained calls per second allowed to one client address on the token and open endpoints.
     #[arg(long, env = "HERALD_RATE_PER_ADDRESS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_per_address: u32,
-    /// Hosts extensions may call (comma-separated, `*.domain` for subdomains, `*` for any);
-    /// each extension must also declare the host it calls.
-    #[arg(long, env = "HERALD_OUTBOUND_HOSTS", default_value = "*", value_delimiter = ',')]
-    pub outbound_hosts: Vec<String>,
-    /// MiB of memory a call of an extension may use when the extension asks for no other amount
-    /// (`memory_mb` in its configuration).
-    #[arg(long, env = "HERALD_EXTENSION_MEMORY_MB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub extension_memory_mb: u64,
-    /// The most MiB an extension may ask for (an upload asking for more is refused).
-    #[arg(long, env = "HERALD_MAX_EXTENSION_MEMORY_MB", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub max_extension_memory_mb: u64,
-    /// Let extensions call loopback, private and link-local addresses.
-    #[arg(long, env = "HERALD_OUTBOUND_PRIVATE")]
-    pub outbound_private: bool,
     /// Calls one client address may make in a burst on the token and open endpoints.
     #[arg(long, env = "HERALD_BURST_PER_ADDRESS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub burst_per_address: u32,

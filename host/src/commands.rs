@@ -23,6 +23,15 @@ pub(crate) async fn control(store: &StoreArgs) -> anyhow::Result<ControlDb> {
     ControlDb::open(&backend(store)?).await.context("opening the control database")
 }
 
+/// The control database; on an empty store with the demo instances first, as `serve` would
+/// create them, so that a newcomer's first command (seed, a secret, a local run) works in a fresh
+/// data directory. A store with instances of its own gets no demo.
+pub(crate) async fn control_with_demo(store: &StoreArgs) -> anyhow::Result<ControlDb> {
+    let db = control(store).await?;
+    demo::ensure(&db, &store.data_dir).await?;
+    Ok(db)
+}
+
 pub async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve(args) => {
@@ -35,14 +44,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 demo: !args.no_demo,
                 refresh_interval: Duration::from_secs(2),
                 clock: std::sync::Arc::new(crate::paging::SystemClock),
-                runtime: crate::runtime::RuntimeSettings {
-                    outbound_hosts: args.outbound_hosts,
-                    outbound_private: args.outbound_private,
-                    secrets_key: args.secrets_key.settings(),
-                    memory_bytes: (args.extension_memory_mb.min(args.max_extension_memory_mb) as usize) << 20,
-                    max_memory_bytes: (args.max_extension_memory_mb as usize) << 20,
-                    ..Default::default()
-                },
+                runtime: args.extensions.settings(),
                 queue: crate::queue::QueueSettings {
                     workers: args.async_workers as usize,
                     report_after: Duration::from_secs(args.async_report_after),
@@ -140,9 +142,12 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             println!("{}: {}", output.display(), config.to_json());
             Ok(())
         }
+        Command::Extension { command: ExtensionCommand::New(args) } => crate::authoring::new::run(&args),
+        Command::Extension { command: ExtensionCommand::Run(args) } => crate::authoring::run::run(args).await,
+        Command::Extension { command: ExtensionCommand::Replay(args) } => crate::authoring::replay::run(args).await,
         Command::Secrets { command } => crate::secrets::operator::run(command).await,
         Command::Seed(args) => {
-            let db = control(&args.store).await?;
+            let db = control_with_demo(&args.store).await?;
             let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;
             let model = Model::new(record.model).map_err(anyhow::Error::msg)?;
             let tenant = db.open_tenant(&args.instance).await?;

@@ -1,6 +1,7 @@
 //! Herald: a marketing-automation platform server. See ARCHITECTURE.md for the map.
 
 pub mod assets;
+pub mod authoring;
 pub mod auth;
 pub mod cli;
 pub mod commands;

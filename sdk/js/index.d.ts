@@ -52,6 +52,11 @@ declare module "./global-data.js" {
   export function set(name: string, value: string | number | boolean): void;
 }
 
+declare module "./secrets.js" {
+  /** authheader extensions only. */
+  export function get(name: string): string | null;
+}
+
 declare module "./log.js" {
   export function debug(message: unknown): void;
   export function info(message: unknown): void;

@@ -134,6 +134,7 @@ impl FlowEngine {
             tenant: tenant.clone(),
             context: context.map(|c| c.to_string()),
             depth,
+            journal: None,
         })
     }
 

@@ -107,7 +107,7 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepa
     }
     let request = hyper::Request::from_parts(parts, body);
     let deadline = ctx.runtime.deadline(&extension.config);
-    let call = Call { extension, id: id.to_string(), tenant: Arc::clone(tenant), deadline, context: None, depth: 0 };
+    let call = Call { extension, id: id.to_string(), tenant: Arc::clone(tenant), deadline, context: None, depth: 0, journal: None };
     match ctx.runtime.call_http(call, request).await {
         Ok(response) => {
             let (parts, body) = response.into_parts();
@@ -166,7 +166,9 @@ struct LogQuery {
 
 /// GET `/extensions/logs/{extensionId}?limit=20`: the newest executions of an extension (at most
 /// 100 are kept), for the instance's operator: `[{"at", "durationMs", "outcome", "log", "stdout",
-/// "stderr"}]`, newest first. `outcome` is `ok`, `deadline` or `failed: <reason>`.
+/// "stderr", "input"?}]`, newest first. `outcome` is `ok`, `deadline`, `failed: <reason>` or
+/// `error: <reason>` (the guest's own error); a failed execution has its `input`, which `herald
+/// extension run --input` and `replay` take.
 async fn logs(
     caller: PublicCaller,
     AppPath(id): AppPath<String>,
@@ -180,10 +182,14 @@ async fn logs(
         entries
             .iter()
             .map(|e| {
-                serde_json::json!({
+                let mut entry = serde_json::json!({
                     "at": e.at, "durationMs": e.duration_ms, "outcome": e.outcome,
                     "log": e.log, "stdout": e.stdout, "stderr": e.stderr,
-                })
+                });
+                if let Some(input) = e.input.as_deref().and_then(|i| serde_json::from_str::<serde_json::Value>(i).ok()) {
+                    entry["input"] = input;
+                }
+                entry
             })
             .collect(),
     ))

@@ -42,7 +42,7 @@ async fn run_extension(
     AppPath((id, method)): AppPath<(String, String)>,
     AppJson(body): AppJson<RunBody>,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
-    use crate::runtime::{Call, CallFailure, ExtensionKind, Outbound};
+    use crate::runtime::{Call, ExtensionKind, RecordedInput};
     if method != ":run" {
         return Err(ApiError::NotFound);
     }
@@ -55,39 +55,20 @@ async fn run_extension(
         Some(n) => {
             let id_field = tenant.model.def.recipient_id_index();
             let r = tenant.db.find_recipient(&tenant.model, id_field, &crate::model::Value::Number(n)).await?.ok_or(ApiError::NotFound)?;
-            crate::runtime::person_fields(&tenant.model, &r.values)
+            crate::runtime::input::fields_to_json(&crate::runtime::person_fields(&tenant.model, &r.values))
         }
-        None => Vec::new(),
+        None => serde_json::Map::new(),
     };
-    let call = Call {
-        deadline: ctx.runtime.deadline(&extension.config),
-        extension,
-        id: id.clone(),
-        tenant: tenant.clone(),
-        context: body.context.map(|c| c.to_string()),
-        depth: 0,
-    };
-    let outcome: Result<Result<serde_json::Value, String>, CallFailure> = match kind {
-        ExtensionKind::Step => ctx.runtime.call_step(call, recipient).await.0.map(|r| r.map(|()| serde_json::Value::Null)),
-        ExtensionKind::Condition => ctx.runtime.call_condition(call, recipient).await.0.map(|r| r.map(serde_json::Value::from)),
-        ExtensionKind::Monitor => {
-            ctx.runtime.call_monitor(call).await.map(|r| Ok(serde_json::json!({"healthy": r.healthy, "message": r.message})))
-        }
-        ExtensionKind::Authheader => {
-            let outbound = Outbound { host: body.host, method: body.method, path_with_query: body.path };
-            ctx.runtime
-                .call_authheader(call, outbound)
-                .await
-                .map(|r| r.map(|made| serde_json::json!({"headers": made.headers, "maxAgeSeconds": made.max_age_seconds})))
-        }
+    let input = match kind {
+        ExtensionKind::Step => RecordedInput::Step { recipient, context: body.context },
+        ExtensionKind::Condition => RecordedInput::Condition { recipient, context: body.context },
+        ExtensionKind::Monitor => RecordedInput::Monitor {},
+        ExtensionKind::Authheader => RecordedInput::Authheader { host: body.host, method: body.method, path: body.path },
         ExtensionKind::Http => return Err(ApiError::bad("http extensions are called through their endpoints")),
     };
-    Ok(axum::Json(match outcome {
-        Ok(Ok(value)) => serde_json::json!({"outcome": "ok", "value": value}),
-        Ok(Err(reason)) => serde_json::json!({"outcome": "declined", "reason": reason}),
-        Err(CallFailure::Deadline) => serde_json::json!({"outcome": "deadline"}),
-        Err(CallFailure::Failed(reason)) => serde_json::json!({"outcome": "failed", "reason": reason}),
-    }))
+    let call = Call { deadline: ctx.runtime.deadline(&extension.config), extension, id: id.clone(), tenant: tenant.clone(), context: None, depth: 0, journal: None };
+    let ran = ctx.runtime.run_input(call, kind, input).await.map_err(ApiError::BadRequest)?;
+    Ok(axum::Json(ran.to_json()))
 }
 
 /// Served beside the open extensions endpoint, with its rate smoothing.

@@ -33,7 +33,7 @@ pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir:
     };
     let alert = extension.config.alert.clone();
     let deadline = runtime.deadline_within(&extension.config, limit);
-    let call = Call { extension, id: id.clone(), tenant: Arc::clone(&tenant), deadline, context: None, depth: 0 };
+    let call = Call { extension, id: id.clone(), tenant: Arc::clone(&tenant), deadline, context: None, depth: 0, journal: None };
     let at = runtime.clock().now_millis();
     let started = Instant::now();
     let (status, message) = match runtime.call_monitor(call).await {

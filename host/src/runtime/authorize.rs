@@ -128,7 +128,7 @@ impl Runtime {
             Ok(None) => return Err(failed("it is gone".into())),
             Err(e) => return Err(failed(format!("it could not be loaded: {e:#}"))),
         };
-        let call = Call { deadline: self.deadline(&extension.config), extension, id: name.clone(), tenant: Arc::clone(tenant), context: None, depth: 0 };
+        let call = Call { deadline: self.deadline(&extension.config), extension, id: name.clone(), tenant: Arc::clone(tenant), context: None, depth: 0, journal: None };
         let made = match self.call_authheader(call, outbound).await {
             Ok(Ok(made)) => made,
             Ok(Err(reason)) => return Err(failed(format!("it declined: {reason}"))),

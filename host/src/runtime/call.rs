@@ -6,11 +6,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use wasmtime::{Store, UpdateDeadline};
 
+use super::input::RecordedInput;
+use super::journal::Journal;
 use super::state::{Authorizer, CallState};
 use crate::secrets::redact;
 use super::{Prepared, Runtime};
@@ -37,7 +39,13 @@ pub struct Call {
     pub context: Option<String>,
     /// How many chained events led to this call (see `domain::triggers`); 0 outside flows.
     pub depth: i64,
+    /// A local run's (`authoring`): where the platform functions note what the call writes, and
+    /// where its record goes instead of the instance's execution logs. None in production.
+    pub journal: Option<Journal>,
 }
+
+/// Gives the input of an execution that failed, for its record (`input.rs`).
+pub type Recorder = Box<dyn FnOnce() -> RecordedInput + Send>;
 
 pub type GuestFuture<'a, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>;
 
@@ -53,6 +61,23 @@ pub trait Invocation: Send + 'static {
     const HEADERS_FOR_OUTBOUND: bool = true;
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output>;
+
+    /// What the execution is given, kept if it fails (taken before `invoke`).
+    fn recorder(&mut self) -> Option<Recorder> {
+        None
+    }
+
+    /// The guest's own error in its answer (a step or condition that declines, an authheader that
+    /// makes no headers): recorded as the execution's outcome `error: <reason>`, with its input.
+    fn declined(_output: &Self::Output) -> Option<&str> {
+        None
+    }
+
+    /// Where the invocation notes an error of the guest's own that its output does not carry (an
+    /// http extension that answered 5xx), taken before `invoke`; recorded like `declined`.
+    fn answered_error(&self) -> Option<Arc<OnceLock<String>>> {
+        None
+    }
 }
 
 impl Runtime {
@@ -72,15 +97,18 @@ impl Runtime {
     pub(crate) fn logged_execution<I: Invocation>(
         self: &Arc<Self>,
         call: Call,
-        invocation: I,
+        mut invocation: I,
     ) -> impl Future<Output = (Result<I::Output, CallFailure>, Vec<String>)> + Send + 'static {
-        let Call { extension, id, tenant, deadline, context, depth } = call;
+        let Call { extension, id, tenant, deadline, context, depth, journal } = call;
+        let recorder = invocation.recorder();
+        let answered_error = invocation.answered_error();
         let authorizer = I::HEADERS_FOR_OUTBOUND.then(|| Authorizer { runtime: Arc::clone(self), tenant: Arc::clone(&tenant), notes: Arc::default() });
         let mut state = CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings, authorizer);
         state.secrets = I::READS_SECRETS.then(|| self.secrets.clone());
         state.context = context;
         state.depth = depth;
         state.triggers = self.triggers.get().cloned();
+        state.journal = journal.clone();
         let mut store = Store::new(self.engine(), state);
         store.limiter(|s| &mut s.limits);
         let started = Instant::now();
@@ -110,7 +138,14 @@ impl Runtime {
                     let reason = redact(&format!("{e:#} {stderr}"), &store.data().revealed);
                     (Err(CallFailure::Failed(reason.trim_end().to_string())), redact(&format!("failed: {e:#}"), &store.data().revealed))
                 }
-                Ok(Ok(output)) => (Ok(output), "ok".to_string()),
+                Ok(Ok(output)) => {
+                    let error = I::declined(&output).map(str::to_string).or_else(|| answered_error.as_ref().and_then(|e| e.get().cloned()));
+                    let logged = match error {
+                        Some(reason) => redact(&format!("error: {reason}"), &store.data().revealed),
+                        None => "ok".to_string(),
+                    };
+                    (Ok(output), logged)
+                }
             };
             let outcome = match &result {
                 Ok(_) => "ok",
@@ -121,11 +156,17 @@ impl Runtime {
                 Err(CallFailure::Failed(_)) => "failed",
             };
             crate::ops::metrics::extension_execution(I::KIND, outcome, store.data().tenant.customer_id(), started.elapsed().as_secs_f64());
-            let (entry, tenant) = execution_log(&store, &id, started, logged);
+            let failed = logged != "ok";
+            let (mut entry, tenant) = execution_log(&store, &id, started, logged);
+            if failed {
+                entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
+            }
             // The instance's slot in the pooling allocator comes back now, not after the write.
             drop(store);
             let lines = entry.log.clone();
-            if result.is_ok() {
+            if let Some(journal) = journal {
+                journal.keep_record(entry);
+            } else if !failed {
                 logs.keep(tenant, entry);
             } else if let Err(e) = tenant.db.insert_execution_logs(&[entry]).await {
                 tracing::warn!(error = %e, "an execution log could not be kept");
@@ -155,6 +196,7 @@ fn execution_log(store: &Store<CallState>, extension: &str, started: Instant, ou
         log,
         stdout: hide(String::from_utf8_lossy(&state.stdout.contents()).into_owned()),
         stderr: hide(String::from_utf8_lossy(&state.stderr.contents()).into_owned()),
+        input: None,
     };
     (entry, Arc::clone(&state.tenant))
 }

@@ -8,9 +8,12 @@ mod call;
 pub mod config;
 pub mod config_section;
 mod engine;
+pub mod input;
+pub mod journal;
 pub mod kind;
 pub mod kinds;
 mod logs;
+pub mod oneshot;
 mod platform;
 mod state;
 pub mod validate;
@@ -32,6 +35,9 @@ use crate::store::TenantDb;
 use crate::tenants::Tenant;
 pub use authorize::stored_config;
 pub use call::{Call, CallFailure};
+pub use input::RecordedInput;
+pub use journal::Journal;
+pub use oneshot::Ran;
 pub use kinds::authheader::{Made, Outbound};
 pub use kinds::http::HttpResponse;
 pub use kinds::monitor::Report;
@@ -291,6 +297,57 @@ impl Runtime {
         let instance = self.linker.instantiate_pre(&component)?;
         let http = ProxyPre::new(instance.clone()).ok();
         Ok(Prepared { config, instance, http })
+    }
+
+    /// A component given as a file (not an instance's upload), checked as an upload of its type
+    /// would be, for a local run: its type is the one whose export it has, unless `kind` says.
+    /// Its compiled artifact is kept like an upload's, so the next run of the same file starts
+    /// at once.
+    pub async fn load_file(self: &Arc<Self>, wasm: Vec<u8>, kind: Option<ExtensionKind>) -> anyhow::Result<Result<(Prepared, ExtensionKind), String>> {
+        let sha256 = {
+            use sha2::Digest as _;
+            format!("{:x}", sha2::Sha256::digest(&wasm))
+        };
+        let kind = match kind {
+            Some(kind) => kind,
+            None => {
+                let (runtime, bytes, sha) = (Arc::clone(self), wasm.clone(), sha256.clone());
+                let found = tokio::task::spawn_blocking(move || runtime.kind_of(&bytes, &sha)).await??;
+                match found {
+                    Ok(kind) => kind,
+                    Err(message) => return Ok(Err(message)),
+                }
+            }
+        };
+        if let Err(message) = self.validate(Bytes::from(wasm.clone()), kind, &sha256).await? {
+            return Ok(Err(message));
+        }
+        let (runtime, sha) = (Arc::clone(self), sha256.clone());
+        let prepared = tokio::task::spawn_blocking(move || runtime.load(&sha, &wasm)).await??;
+        Ok(Ok((prepared, kind)))
+    }
+
+    /// The type of extension a component is, from the export it has (compiled once; its artifact
+    /// is kept for `validate`).
+    fn kind_of(&self, wasm: &[u8], sha256: &str) -> anyhow::Result<Result<ExtensionKind, String>> {
+        if !wasmparser::Parser::is_component(wasm) {
+            return Ok(Err("the file is not a WebAssembly component".into()));
+        }
+        let component = match self.compiled(sha256) {
+            Some(component) => component,
+            None => {
+                let component = match Component::new(&self.engine, wasm) {
+                    Ok(c) => c,
+                    Err(e) => return Ok(Err(format!("the component does not compile: {e:#}"))),
+                };
+                self.compilations.fetch_add(1, Ordering::Relaxed);
+                self.write_artifact(sha256, &component)?;
+                component
+            }
+        };
+        let exports: Vec<String> = component.component_type().exports(&self.engine).map(|(name, _)| name.to_string()).collect();
+        let found = ExtensionKind::ALL.into_iter().find(|kind| exports.iter().any(|e| e.starts_with(kind.required_export())));
+        Ok(found.ok_or_else(|| format!("the component exports none of the interfaces of an extension type ({}); it exports {}", ExtensionKind::names(), exports.join(", "))))
     }
 
     /// The deadline of a call to an extension with this configuration.

@@ -152,6 +152,7 @@ impl recipients_write::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let values = person_values(&tenant.model, fields)?;
         let stored = domain::recipients::create(&tenant, values).await.map_err(from_domain)?;
+        self.note_change(|| format!("recipient {} created: {}", recipient_id(&tenant.model, &stored.values), all_shown(&tenant.model, &stored.values)));
         self.happened(stored.key, Happening::Created).await;
         Ok(person_fields(&tenant.model, &stored.values))
     }
@@ -162,14 +163,21 @@ impl recipients_write::Host for CallState {
         let (index, value) = unique_key(model, &key_field, key)?;
         let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let values = person_values(model, fields)?;
+        let given = self.journal.as_ref().map(|_| shown(model, &values));
         let stored = domain::recipients::update(&tenant, &recipient, values).await.map_err(from_domain)?;
+        self.note_change(|| format!("recipient {} updated: {}", recipient_id(model, &stored.values), given.unwrap_or_default()));
         Ok(person_fields(model, &stored.values))
     }
 
     async fn upsert(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
         let tenant = Arc::clone(&self.tenant);
         let values = person_values(&tenant.model, fields)?;
+        let given = self.journal.as_ref().map(|_| shown(&tenant.model, &values));
         let (stored, created) = domain::recipients::upsert(&tenant, values).await.map_err(from_domain)?;
+        self.note_change(|| {
+            let id = recipient_id(&tenant.model, &stored.values);
+            if created { format!("recipient {id} created: {}", all_shown(&tenant.model, &stored.values)) } else { format!("recipient {id} updated: {}", given.unwrap_or_default()) }
+        });
         if created {
             self.happened(stored.key, Happening::Created).await;
         }
@@ -180,7 +188,13 @@ impl recipients_write::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
         match tenant.db.find_recipient(&tenant.model, index, &value).await.map_err(from_store)? {
-            Some(r) => tenant.db.delete_recipient(r.key).await.map_err(from_store),
+            Some(r) => {
+                let deleted = tenant.db.delete_recipient(r.key).await.map_err(from_store)?;
+                if deleted {
+                    self.note_change(|| format!("recipient {} deleted", recipient_id(&tenant.model, &r.values)));
+                }
+                Ok(deleted)
+            }
             None => Ok(false),
         }
     }
@@ -211,6 +225,7 @@ impl recipients_write::Host for CallState {
         if let Some(EntryOutcome::Invalid(m)) = outcomes.iter().find(|o| matches!(o, EntryOutcome::Invalid(_))) {
             return Err(invalid(m.clone()));
         }
+        self.note_change(|| format!("{}: {} record(s) upserted for recipient {}", def.name, outcomes.len(), recipient_id(model, &recipient.values)));
         Ok(outcomes.len() as u32)
     }
 
@@ -224,7 +239,11 @@ impl recipients_write::Host for CallState {
         let ids = ids.into_iter().map(|v| to_model(id_field.ty, &id_field.name, v, model).map_err(|e| format!("{e:?}"))).collect();
         let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = tenant.db.batch_delete(&scope, ids).await.map_err(from_store)?;
-        Ok(outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32)
+        let deleted = outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32;
+        if deleted > 0 {
+            self.note_change(|| format!("{}: {deleted} record(s) deleted for recipient {}", def.name, recipient_id(model, &recipient.values)));
+        }
+        Ok(deleted)
     }
 
     async fn achieve_event(&mut self, key_field: String, key: WitValue, event: String) -> Answer<()> {
@@ -233,6 +252,7 @@ impl recipients_write::Host for CallState {
         let r = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let now = self.clock.now_utc();
         domain::recipients::achieve_event(&tenant, r.key, &event, now).await.map_err(from_domain)?;
+        self.note_change(|| format!("event {event} achieved by recipient {}", recipient_id(&tenant.model, &r.values)));
         self.happened(r.key, Happening::EventAchieved(&event)).await;
         Ok(())
     }
@@ -249,6 +269,30 @@ impl CallState {
             }
         }
     }
+}
+
+/// A recipient's Recipient Id, for the journal.
+fn recipient_id(model: &Model, values: &[Value]) -> serde_json::Value {
+    values.get(model.def.recipient_id_index()).map_or(serde_json::Value::Null, |v| v.to_json(&model.formats))
+}
+
+/// The fields a call gave (`{"FIELD": value}`), for the journal.
+fn shown(model: &Model, values: &[(usize, Value)]) -> String {
+    let map: serde_json::Map<String, serde_json::Value> =
+        values.iter().map(|(i, v)| (model.def.person_data[*i].name.clone(), v.to_json(&model.formats))).collect();
+    serde_json::Value::Object(map).to_string()
+}
+
+/// A stored recipient's fields that have a value, for the journal.
+fn all_shown(model: &Model, values: &[Value]) -> String {
+    let given: Vec<(usize, Value)> = values.iter().enumerate().filter(|(_, v)| !v.is_null()).map(|(i, v)| (i, v.clone())).collect();
+    shown(model, &given)
+}
+
+/// A table record's fields as given, for the journal.
+fn shown_record(def: &TableDef, model: &Model, values: &[(usize, Value)]) -> String {
+    let map: serde_json::Map<String, serde_json::Value> = values.iter().map(|(i, v)| (def.fields[*i].name.clone(), v.to_json(&model.formats))).collect();
+    serde_json::Value::Object(map).to_string()
 }
 
 fn table_fields(def: &TableDef, values: &[Value]) -> Vec<Field> {
@@ -290,6 +334,7 @@ impl tables::Host for CallState {
             values.push((i, to_model(scope.def.fields[i].ty, &f.name, f.value, model)?));
         }
         tenant.db.upsert_record(&scope, &values).await.map_err(from_store)?;
+        self.note_change(|| format!("{table}: record upserted: {}", shown_record(scope.def, model, &values)));
         Ok(())
     }
 
@@ -297,7 +342,11 @@ impl tables::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let scope = gdt(&tenant, &table)?;
         let id = table_id(&tenant.model, scope.def, id)?;
-        tenant.db.delete_record(&scope, &id).await.map_err(from_store)
+        let deleted = tenant.db.delete_record(&scope, &id).await.map_err(from_store)?;
+        if deleted {
+            self.note_change(|| format!("{table}: record {} deleted", id.to_json(&tenant.model.formats)));
+        }
+        Ok(deleted)
     }
 }
 
@@ -317,6 +366,7 @@ impl global_data::Host for CallState {
     async fn set(&mut self, name: String, value: String) -> Answer<()> {
         let tenant = Arc::clone(&self.tenant);
         domain::global_data::set(&tenant, &name, &value).await.map_err(from_domain)?;
+        self.note_change(|| format!("global data {name} set to {}", serde_json::Value::String(value)));
         Ok(())
     }
 }

@@ -41,6 +41,8 @@ pub struct CallState {
     /// Credentials this call saw (secret values read, headers made): removed from its log and
     /// output before they are kept.
     pub revealed: Vec<String>,
+    /// Where the platform functions note the changes the call makes, when its caller asked.
+    pub journal: Option<super::journal::Journal>,
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
@@ -72,6 +74,7 @@ impl CallState {
             depth: 0,
             secrets: None,
             revealed: Vec::new(),
+            journal: None,
             wasi,
             http: WasiHttpCtx::new(),
             table,
@@ -102,6 +105,14 @@ impl CallState {
     /// failed), for its log.
     pub fn outbound_notes(&self) -> Vec<String> {
         self.outbound.authorizer.as_ref().map(|a| a.notes.lock().expect("notes lock").clone()).unwrap_or_default()
+    }
+
+    /// Notes a change to the instance's data in the call's journal, if it keeps one (the line is
+    /// only made then).
+    pub fn note_change(&self, line: impl FnOnce() -> String) {
+        if let Some(journal) = &self.journal {
+            journal.note(line());
+        }
     }
 
     pub fn record_log(&mut self, level: &str, message: &str) {

@@ -64,7 +64,7 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
 
 /// The instance `customer_id` with its model and store.
 async fn open(store: &crate::cli::StoreArgs, customer_id: &str) -> anyhow::Result<(crate::store::ControlDb, Tenant)> {
-    let db = control(store).await?;
+    let db = crate::commands::control_with_demo(store).await?;
     let record = db.instance(customer_id).await?.with_context(|| format!("no instance '{customer_id}'"))?;
     let model = crate::model::Model::new(record.model.clone()).map_err(anyhow::Error::msg)?;
     // The store's tables are the server's to create (a server of this version has run on it);

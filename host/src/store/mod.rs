@@ -104,6 +104,20 @@ impl Backend {
     }
 }
 
+impl Backend {
+    /// A copy of instance `customer_id`'s SQLite store at `into` (a file that must not exist),
+    /// opened: what a dry run writes to and throws away. Taken with `VACUUM INTO`, a consistent
+    /// snapshot even while a server writes to the instance.
+    pub async fn snapshot_tenant(&self, customer_id: &str, into: &Path) -> anyhow::Result<TenantDb> {
+        let Backend::Sqlite { .. } = self else {
+            anyhow::bail!("a dry run copies the instance's SQLite store; on PostgreSQL, run against a local data directory instead");
+        };
+        let live = self.open_tenant(customer_id).await?;
+        live.copy_into(into).await?;
+        Ok(TenantDb::new(Db::open_sqlite(into).await?))
+    }
+}
+
 /// Where an instance's files live under the data directory.
 pub fn instance_dir(data_dir: &Path, customer_id: &str) -> PathBuf {
     data_dir.join("instances").join(customer_id)

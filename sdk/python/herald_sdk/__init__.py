@@ -34,7 +34,7 @@ from componentize_py_types import Err, Ok
 
 __all__ = [
     "HeraldError", "Request", "Response", "serve", "record", "context", "current_context",
-    "recipients", "tables", "global_data", "log",
+    "recipients", "tables", "global_data", "secrets", "log",
 ]
 
 # The largest whole number the platform keeps exactly (±(2^53 − 1)).
@@ -61,6 +61,7 @@ _tables = _optional("tables")
 _global_data = _optional("global_data")
 _context = _optional("context")
 _log = _optional("log")
+_secrets = _optional("secrets")
 _http_types = _optional("wasi_http_types")
 
 
@@ -238,6 +239,15 @@ class global_data:
     def set(name, value):
         g = _need(_global_data, "global-data")
         _call(g.set, name, str(value))
+
+
+class secrets:
+    """The instance's secrets: only an authheader extension's world offers them."""
+
+    @staticmethod
+    def get(name):
+        s = _need(_secrets, "secrets")
+        return _call(s.get, name)
 
 
 class log:

@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation};
+use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::input::RecordedInput;
 use crate::runtime::state::CallState;
 use crate::runtime::{Prepared, Runtime};
 
@@ -47,6 +48,15 @@ impl Invocation for Headers {
     const KIND: &'static str = "authheader";
     const READS_SECRETS: bool = true;
     const HEADERS_FOR_OUTBOUND: bool = false;
+
+    fn recorder(&mut self) -> Option<Recorder> {
+        let Outbound { host, method, path_with_query } = self.0.clone();
+        Some(Box::new(move || RecordedInput::Authheader { host, method, path: path_with_query }))
+    }
+
+    fn declined(output: &Self::Output) -> Option<&str> {
+        output.as_ref().err().map(String::as_str)
+    }
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation};
+use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::input::{fields_to_json, RecordedInput};
 use crate::runtime::platform::bindings::herald::platform::types::Field;
 use crate::runtime::state::CallState;
 use crate::runtime::{Prepared, Runtime};
@@ -21,6 +22,15 @@ struct Condition {
 impl Invocation for Condition {
     type Output = Result<bool, String>;
     const KIND: &'static str = "condition";
+
+    fn recorder(&mut self) -> Option<Recorder> {
+        let (recipient, context) = (fields_to_json(&self.recipient), self.context.clone());
+        Some(Box::new(move || RecordedInput::Condition { recipient, context: context.and_then(|c| serde_json::from_str(&c).ok()) }))
+    }
+
+    fn declined(output: &Self::Output) -> Option<&str> {
+        output.as_ref().err().map(String::as_str)
+    }
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {

@@ -9,7 +9,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::oneshot;
 use wasmtime::Store;
@@ -17,7 +17,8 @@ use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use wasmtime_wasi_http::WasiHttpView;
 
-use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation};
+use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::input::{recorded_headers, BodyCopy, RecordedInput};
 use crate::runtime::state::CallState;
 use crate::runtime::{Prepared, Runtime};
 
@@ -30,11 +31,38 @@ type Answer = Result<HttpResponse, ErrorCode>;
 struct HttpInvocation {
     request: hyper::Request<axum::body::Body>,
     answer: oneshot::Sender<Answer>,
+    /// Set when the guest answers 5xx: its execution is then recorded as an error, with its input.
+    server_error: Arc<OnceLock<String>>,
 }
 
 impl Invocation for HttpInvocation {
     type Output = ();
     const KIND: &'static str = "http";
+
+    /// The request's head, and its body's first bytes as the guest reads them (copied only up to
+    /// the bound; a request whose execution succeeds drops the copy).
+    fn recorder(&mut self) -> Option<Recorder> {
+        let copy = BodyCopy::default();
+        // Cheap clones (shared buffers): made into text only if the execution fails.
+        let (method, uri, headers) = (self.request.method().clone(), self.request.uri().clone(), self.request.headers().clone());
+        let body = std::mem::take(self.request.body_mut());
+        let tee = copy.clone();
+        *self.request.body_mut() = axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+            if let Some(data) = frame.data_ref() {
+                tee.keep(data);
+            }
+            frame
+        }));
+        Some(Box::new(move || {
+            let (body, body_base64, truncated) = copy.taken();
+            let uri = uri.path_and_query().map_or_else(|| uri.path().to_string(), ToString::to_string);
+            RecordedInput::Http { method: method.to_string(), uri, headers: recorded_headers(&headers), body, body_base64, truncated }
+        }))
+    }
+
+    fn answered_error(&self) -> Option<Arc<OnceLock<String>>> {
+        Some(Arc::clone(&self.server_error))
+    }
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, ()> {
         Box::pin(async move {
@@ -42,9 +70,47 @@ impl Invocation for HttpInvocation {
             let (parts, body) = self.request.into_parts();
             let body = http_body_util::BodyExt::map_err(body, |e| wasmtime_wasi_http::Error::InternalError(Some(e.to_string())));
             let req = store.data_mut().http().new_incoming_request(Scheme::Http, hyper::Request::from_parts(parts, body))?;
-            let out = store.data_mut().http().new_response_outparam(self.answer)?;
+            // The answer passes through here on its way to the caller, for its status.
+            let (set, answered) = oneshot::channel();
+            let out = store.data_mut().http().new_response_outparam(set)?;
             let proxy = pre.instantiate_async(&mut *store).await?;
-            proxy.wasi_http_incoming_handler().call_handle(&mut *store, req, out).await
+            let handle = proxy.wasi_http_incoming_handler().call_handle(&mut *store, req, out);
+            tokio::pin!(handle);
+            let server_error = self.server_error;
+            let forward = |answer: Answer, caller: oneshot::Sender<Answer>| {
+                if let Ok(response) = &answer {
+                    if response.status().is_server_error() {
+                        let _ = server_error.set(format!("answered {}", response.status().as_u16()));
+                    }
+                }
+                let _ = caller.send(answer);
+            };
+            let (mut answered, mut caller) = (Some(answered), Some(self.answer));
+            let outcome = loop {
+                tokio::select! {
+                    biased;
+                    answer = async { answered.as_mut().expect("checked").await }, if answered.is_some() => {
+                        answered = None;
+                        match (answer, caller.take()) {
+                            (Ok(answer), Some(caller)) => forward(answer, caller),
+                            // The guest dropped its response unset: so does this, and the caller
+                            // learns why from the execution's end.
+                            _ => {}
+                        }
+                    }
+                    // A caller that went away closes the response at once, as if the guest had
+                    // answered it directly: the guest finds out when it writes its body.
+                    () = async { caller.as_mut().expect("checked").closed().await }, if caller.is_some() => {
+                        caller = None;
+                        answered = None;
+                    }
+                    outcome = &mut handle => break outcome,
+                }
+            };
+            if let (Some(caller), Some(Ok(answer))) = (caller, answered.map(|mut a| a.try_recv())) {
+                forward(answer, caller);
+            }
+            outcome
         })
     }
 }
@@ -52,7 +118,8 @@ impl Invocation for HttpInvocation {
 impl Runtime {
     pub async fn call_http(self: &Arc<Self>, call: Call, request: hyper::Request<axum::body::Body>) -> Result<HttpResponse, CallFailure> {
         let (answer, mut receiver) = oneshot::channel();
-        let mut execution = Execution::new(self.execution(call, HttpInvocation { request, answer }));
+        let invocation = HttpInvocation { request, answer, server_error: Arc::default() };
+        let mut execution = Execution::new(self.execution(call, invocation));
         let first = tokio::select! {
             biased;
             answer = &mut receiver => First::Answer(answer),

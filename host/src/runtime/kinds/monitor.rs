@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation};
+use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::input::RecordedInput;
 use crate::runtime::state::CallState;
 use crate::runtime::{Prepared, Runtime};
 
@@ -24,6 +25,10 @@ struct Check;
 impl Invocation for Check {
     type Output = Report;
     const KIND: &'static str = "monitor";
+
+    fn recorder(&mut self) -> Option<Recorder> {
+        Some(Box::new(|| RecordedInput::Monitor {}))
+    }
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Report> {
         Box::pin(async move {

@@ -185,6 +185,8 @@ pub struct ExecutionLog {
     pub log: Vec<String>,
     pub stdout: String,
     pub stderr: String,
+    /// What a failed execution was given (`runtime::input::RecordedInput` as JSON), for replays.
+    pub input: Option<String>,
 }
 
 /// Executions kept per extension.
@@ -207,11 +209,11 @@ impl TenantDb {
             .collect();
         newest.reverse();
         let mut tx = self.db.write.begin().await?;
-        // One statement per thousand rows (7 parameters a row, well under either engine's limit).
+        // One statement per thousand rows (8 parameters a row, well under either engine's limit).
         for chunk in newest.chunks(1000) {
             let sql = format!(
-                "INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr) VALUES {}",
-                vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ")
+                "INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr, input) VALUES {}",
+                vec!["(?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ")
             );
             let sql = self.db.sql_string(sql);
             let mut insert = sqlx::query(&sql);
@@ -223,7 +225,8 @@ impl TenantDb {
                     .bind(&e.outcome)
                     .bind(serde_json::to_string(&e.log).expect("strings serialise"))
                     .bind(&e.stdout)
-                    .bind(&e.stderr);
+                    .bind(&e.stderr)
+                    .bind(&e.input);
             }
             insert.execute(&mut *tx).await?;
         }
@@ -248,7 +251,7 @@ impl TenantDb {
     /// The newest executions of an extension, newest first.
     pub async fn execution_logs(&self, extension: &str, limit: u32) -> StoreResult<Vec<ExecutionLog>> {
         let sql = self.db.sql(
-            "SELECT extension, at, duration_ms, outcome, log, stdout, stderr FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
+            "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
         );
         let rows = sqlx::query(&sql)
         .bind(extension)
@@ -265,6 +268,7 @@ impl TenantDb {
                 log: serde_json::from_str(&r.get::<String, _>(4)).unwrap_or_default(),
                 stdout: r.get(5),
                 stderr: r.get(6),
+                input: r.get(7),
             })
             .collect())
     }
@@ -281,6 +285,7 @@ mod tests {
             at: n,
             duration_ms: 1,
             outcome: "ok".into(),
+            input: None,
             log: vec![format!("call {n}")],
             stdout: String::new(),
             stderr: String::new(),

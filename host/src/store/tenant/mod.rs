@@ -69,6 +69,12 @@ impl TenantDb {
         (read.size() + write.size(), read.num_idle() + write.num_idle())
     }
 
+    /// Writes a consistent copy of this (SQLite) database to the new file `path`.
+    pub async fn copy_into(&self, path: &std::path::Path) -> StoreResult<()> {
+        sqlx::query("VACUUM INTO ?").bind(path.to_string_lossy().into_owned()).execute(&self.db.read).await?;
+        Ok(())
+    }
+
     /// Counts recipients (for progress and tests).
     pub async fn count_recipients(&self) -> StoreResult<i64> {
         let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(&self.db.read).await?;

@@ -74,6 +74,8 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
          id INTEGER PRIMARY KEY AUTOINCREMENT, extension TEXT NOT NULL, at INTEGER NOT NULL,
          duration_ms INTEGER NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL);
      CREATE INDEX _monitor_runs_by_extension ON _monitor_runs(extension, id);",
+    // version 10: what a failed execution was given, for its author's replays
+    "ALTER TABLE _extension_logs ADD COLUMN input TEXT;",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -128,6 +130,7 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
          id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, extension TEXT COLLATE \"C\" NOT NULL, at BIGINT NOT NULL,
          duration_ms BIGINT NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL);
      CREATE INDEX _monitor_runs_by_extension ON _monitor_runs(extension, id);",
+    "ALTER TABLE _extension_logs ADD COLUMN input TEXT;",
 ];
 
 /// The column that keeps insertion order where no other column does.

@@ -1,0 +1,14 @@
+// {{name}}: a step of a flow. It sets the recipient's COUNTRY from the triggering call's
+// contextual data ({"country": "FR"}), or to "FR".
+import { context, record } from "./herald/sdk/values.js";
+import { update } from "./herald/sdk/recipients-write.js";
+import { info } from "./herald/sdk/log.js";
+
+export const step = {
+  run(recipient, ctx) {
+    const person = record(recipient);
+    const country = context(ctx)?.country ?? "FR";
+    update("USER_ID", person.USER_ID, { COUNTRY: country });
+    info(`recipient ${person.USER_ID}: COUNTRY=${country}`);
+  },
+};

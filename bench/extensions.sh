@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Extension benchmark (issue 3): one trivial plain wasi:http component (guest-examples/rust/hello,
-# answers "hello") measured three ways on this machine, in one run, with the same load
+# Extension benchmark (issues 3 and 17): trivial plain wasi:http components that answer "hello"
+# (guest-examples/rust/hello, and its JavaScript and Python twins guest-examples/js/hello and
+# guest-examples/python/hello, built with the pinned componentize-js and componentize-py of
+# scripts/guest-tools.sh) measured on this machine, in one run, with the same load
 # (wrk -t1 -c$CONNS for $DURATION s after a 2 s warm-up each):
 #   native   GET /testing/open/bench/hello: an axum route of the same server behind the same
 #            admission as open extensions (rate smoothing, concurrency slot, daily count);
-#   herald   GET /extensions/open/bench/hello: the component through Herald's open endpoint;
+#   herald   GET /extensions/open/bench/hello-<language>: each component through Herald's open
+#            endpoint;
 #   wasmtime `wasmtime serve -S cli=y -O pooling-allocator` on the same component (wasmtime-cli
 #            from crates.io, installed into $TOOLS by this script when missing).
+# For each component also: its size, its upload time (Herald compiles it then) and the size of
+# the compiled artifact Herald keeps.
 # CONNS defaults to 16 because an instance admits 20 calls at once (more would be 429s).
 # Where perf is installed, a second load per Wasm server measures its CPU time, page faults and
 # context switches per call (perf stat on the server process).
@@ -34,14 +39,38 @@ FEATURES=testing
 SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
 source bench/lib.sh
 need_wrk
-WASM=$(guest_wasm hello)
+WASM_rust=$(guest_wasm hello)
+GUEST_TOOLS=$(bash scripts/guest-tools.sh)
+WASM_js=$DIR/hello-js.wasm
+WASM_python=$DIR/hello-python.wasm
+"$GUEST_TOOLS/js/node_modules/.bin/componentize-js" --wit wit --world-name wasi:http/proxy@0.2.10 --out "$WASM_js" guest-examples/js/hello/app.js >/dev/null
+(cd guest-examples/python/hello && "$GUEST_TOOLS/py/bin/componentize-py" -d ../../../wit -w wasi:http/proxy@0.2.10 componentize -p . app -o "$WASM_python" >/dev/null)
 bench_instance
-[ "$(upload_extension "$WASM" hello.wasm)" = 201 ] || { echo "upload failed" >&2; exit 1; }
+LANGS="rust js python"
+for lang in $LANGS; do
+  eval "wasm=\$WASM_$lang"
+  # Herald serves it open once its configuration says so (the Rust one carries its own).
+  [ "$lang" = rust ] || "$BIN" extension config "$wasm" -o "$DIR/open-$lang.wasm" --open >/dev/null
+  [ "$lang" = rust ] || wasm="$DIR/open-$lang.wasm"
+  started=$(date +%s.%N)
+  [ "$(upload_extension "$wasm" "hello-$lang.wasm")" = 201 ] || { echo "upload of hello-$lang failed" >&2; exit 1; }
+  eval "UPLOAD_$lang=$(echo "$(date +%s.%N) - $started" | bc -l | awk '{printf "%.1f", $1}')"
+  eval "SIZE_$lang=$(( $(stat -c %s "$wasm") / 1024 ))"
+  eval "COMPILED_$lang=$(( $(ls -t "$DIR"/compiled/*.cwasm | head -1 | xargs stat -c %s) / 1024 ))"
+done
 
-"$TOOLS/bin/wasmtime" serve --addr 127.0.0.1:$WASMTIME_PORT -S cli=y -O pooling-allocator "$WASM" >"$DIR/wasmtime.log" 2>&1 &
-WASMTIME_PID=$!
-trap 'kill $WASMTIME_PID 2>/dev/null; wait $WASMTIME_PID 2>/dev/null || true; cleanup' EXIT
-for _ in $(seq 1 50); do curl -s -o /dev/null http://127.0.0.1:$WASMTIME_PORT/ && break; sleep 0.2; done
+WASMTIME_PIDS=""
+trap 'kill $WASMTIME_PIDS 2>/dev/null; wait $WASMTIME_PIDS 2>/dev/null || true; cleanup' EXIT
+port=$WASMTIME_PORT
+for lang in $LANGS; do
+  eval "wasm=\$WASM_$lang"
+  "$TOOLS/bin/wasmtime" serve --addr 127.0.0.1:$port -S cli=y -O pooling-allocator "$wasm" >"$DIR/wasmtime-$lang.log" 2>&1 &
+  eval "WASMTIME_PID_$lang=$!"
+  WASMTIME_PIDS="$WASMTIME_PIDS $!"
+  eval "WASMTIME_URL_$lang=http://127.0.0.1:$port/"
+  for _ in $(seq 1 100); do curl -s -o /dev/null http://127.0.0.1:$port/ && break; sleep 0.2; done
+  port=$((port - 1))
+done
 
 measure() { # name url
   [ "$(curl -s "$2")" = hello ] || { echo "$1 does not answer hello" >&2; exit 1; }
@@ -70,21 +99,33 @@ counters() { # name pid url
 }
 
 measure native "$B/testing/open/bench/hello"
-measure herald "$B/extensions/open/bench/hello"
-measure wasmtime "http://127.0.0.1:$WASMTIME_PORT/"
-counters herald "$PID" "$B/extensions/open/bench/hello"
-counters wasmtime "$WASMTIME_PID" "http://127.0.0.1:$WASMTIME_PORT/"
+for lang in $LANGS; do
+  eval "url=\$WASMTIME_URL_$lang; wpid=\$WASMTIME_PID_$lang"
+  measure "herald_$lang" "$B/extensions/open/bench/hello-$lang"
+  measure "wasmtime_$lang" "$url"
+  counters "herald $lang" "$PID" "$B/extensions/open/bench/hello-$lang"
+  counters "wasmtime $lang" "$wpid" "$url"
+done
 
 echo
 echo "## Extension benchmark: wrk -t1 -c$CONNS, ${DURATION} s each, profile $PROFILE, wasmtime-cli $WASMTIME_VERSION"
 echo
 echo "| server | requests/s | p50 | p99 | non-2xx |"
 echo "|---|---|---|---|---|"
-for s in native herald wasmtime; do
-  eval "echo \"| $s | \$RPS_$s | \$P50_$s ms | \$P99_$s ms | \$BAD_$s |\""
+for s in native herald_rust wasmtime_rust herald_js wasmtime_js herald_python wasmtime_python; do
+  eval "echo \"| ${s/_/ } | \$RPS_$s | \$P50_$s ms | \$P99_$s ms | \$BAD_$s |\""
 done
-printf '\nherald / wasmtime serve: %.2fx throughput; herald / native route: %.2fx\n' \
-  "$(echo "$RPS_herald / $RPS_wasmtime" | bc -l)" "$(echo "$RPS_herald / $RPS_native" | bc -l)"
+echo
+for lang in $LANGS; do
+  eval "printf 'herald / wasmtime serve (%s): %.2fx throughput\n' $lang \"\$(echo \"\$RPS_herald_$lang / \$RPS_wasmtime_$lang\" | bc -l)\""
+done
+printf 'herald rust / native route: %.2fx\n' "$(echo "$RPS_herald_rust / $RPS_native" | bc -l)"
+echo
+echo "| component | size | upload (compile) | compiled artifact |"
+echo "|---|---|---|---|"
+for lang in $LANGS; do
+  eval "echo \"| hello $lang | \$SIZE_$lang KiB | \$UPLOAD_$lang s | \$COMPILED_$lang KiB |\""
+done
 if [ -s "$DIR/counters.md" ]; then
   echo
   echo "| per call (perf stat, 6 s) | CPU time | page faults | context switches |"

@@ -266,6 +266,25 @@ async fn a_failed_execution_keeps_its_input_without_credentials_and_a_new_versio
     }
     let (again, ok) = run_json(&args).await;
     assert!(ok && again["value"]["body"].as_str().unwrap().contains("C-1"), "{again}");
+    // A step's input is its recipient and context: the Rust tagger declines a recipient without
+    // USER_ID, and so does its JavaScript version, given the same input.
+    api.upload_extension("tagger.wasm", env!("GUEST_STEP_TAGGER"), "step").await;
+    let declined = api.post("/testing/extensions/tagger/:run", json!({"context": {"country": "NL"}})).await.json();
+    assert_eq!(declined["outcome"], "declined", "{declined}");
+    let logs = api.get("/extensions/logs/tagger").await.json();
+    assert_eq!(logs[0]["outcome"], "error: no USER_ID", "{logs}");
+    // The recipient as the step saw it: every field, empty.
+    let input = &logs[0]["input"];
+    assert_eq!((&input["kind"], &input["context"]), (&json!("step"), &json!({"country": "NL"})), "{logs}");
+    assert!(input["recipient"].as_object().unwrap().values().all(Value::is_null) && input["recipient"]["USER_ID"].is_null(), "{logs}");
+    let mut args = vec!["extension", "replay", env!("GUEST_JS_TAGGER_STEP"), "--extension", "tagger", "--data-dir", &data];
+    if let Some(url) = s.database_url() {
+        args.extend(["--database-url", url, "--apply"]);
+    }
+    let (step, ok) = run_json(&args).await;
+    assert!(ok, "{step}");
+    assert_eq!(step["execution"]["outcome"], "error: no USER_ID", "{step}");
+    assert_eq!((step["replayed"]["outcome"].as_str(), step["difference"].as_str()), (Some("declined"), Some("same outcome: declined")), "{step}");
     // Only failures keep their input; an extension with none recorded says so.
     let none = herald(&["extension", "replay", env!("GUEST_ECHO"), "--extension", "nothing", "--data-dir", &data]).await;
     assert!(!none.status.success());

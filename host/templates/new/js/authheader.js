@@ -2,12 +2,11 @@
 // api.example.com (bound by build.sh) carries `Authorization: Bearer <token>`, the token being
 // the instance's secret API_TOKEN (PUT /extensions/secrets/API_TOKEN).
 import { get } from "./herald/sdk/secrets.js";
+import { authheader as heraldAuthheader } from "./herald/sdk/extensions.js";
 
-export const authheader = {
-  headers(_host, _method, _pathWithQuery) {
-    const token = get("API_TOKEN");
-    if (!token) throw "the secret API_TOKEN is not set";
-    // Reused for a minute: a changed secret reaches calls within that time.
-    return { headers: [{ name: "authorization", value: `Bearer ${token}` }], maxAgeSeconds: 60 };
-  },
-};
+export const authheader = heraldAuthheader((_host, _method, _pathWithQuery) => {
+  const token = get("API_TOKEN");
+  if (!token) throw new Error("the secret API_TOKEN is not set");
+  // Reused for a minute: a changed secret reaches calls within that time.
+  return { headers: [{ name: "authorization", value: `Bearer ${token}` }], maxAgeSeconds: 60 };
+});

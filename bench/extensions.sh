@@ -12,6 +12,8 @@
 #            from crates.io, installed into $TOOLS by this script when missing).
 # For each component also: its size, its upload time (Herald compiles it then) and the size of
 # the compiled artifact Herald keeps.
+# Instance reuse, Rust only: the same hello built with its opt-in (`--features reuse`:
+# reuse_calls 1000) through Herald, against `wasmtime serve --max-instance-reuse-count $REUSE`.
 # CONNS defaults to 16 because an instance admits 20 calls at once (more would be 429s).
 # Where perf is installed, a second load per Wasm server measures its CPU time, page faults and
 # context switches per call (perf stat on the server process).
@@ -25,6 +27,7 @@ PORT=${PORT:-18996}
 WASMTIME_PORT=${WASMTIME_PORT:-18995}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-16}
+REUSE=${REUSE:-1000}
 TOOLS=${TOOLS:-$PWD/bench/.tools}
 WASMTIME_VERSION=48.0.8
 if [ ! -x "$TOOLS/bin/wasmtime" ]; then
@@ -39,7 +42,10 @@ FEATURES=testing
 SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
 source bench/lib.sh
 need_wrk
-WASM_rust=$(guest_wasm hello)
+cp "$(guest_wasm hello)" "$DIR/hello-rust.wasm"
+WASM_rust=$DIR/hello-rust.wasm
+cargo build -q --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml -p hello --features reuse
+cp guest-examples/rust/target/wasm32-wasip2/release/hello.wasm "$DIR/hello-reuse.wasm"
 GUEST_TOOLS=$(bash scripts/guest-tools.sh)
 WASM_js=$DIR/hello-js.wasm
 WASM_python=$DIR/hello-python.wasm
@@ -59,6 +65,8 @@ for lang in $LANGS; do
   eval "COMPILED_$lang=$(( $(ls -t "$DIR"/compiled/*.cwasm | head -1 | xargs stat -c %s) / 1024 ))"
 done
 
+[ "$(upload_extension "$DIR/hello-reuse.wasm" hello-reuse.wasm)" = 201 ] || { echo "upload of hello-reuse failed" >&2; exit 1; }
+
 WASMTIME_PIDS=""
 trap 'kill $WASMTIME_PIDS 2>/dev/null; wait $WASMTIME_PIDS 2>/dev/null || true; cleanup' EXIT
 port=$WASMTIME_PORT
@@ -71,6 +79,11 @@ for lang in $LANGS; do
   for _ in $(seq 1 100); do curl -s -o /dev/null http://127.0.0.1:$port/ && break; sleep 0.2; done
   port=$((port - 1))
 done
+"$TOOLS/bin/wasmtime" serve --addr 127.0.0.1:$port -S cli=y -O pooling-allocator --max-instance-reuse-count "$REUSE" "$WASM_rust" >"$DIR/wasmtime-reuse.log" 2>&1 &
+WASMTIME_PID_reuse=$!
+WASMTIME_PIDS="$WASMTIME_PIDS $!"
+WASMTIME_URL_reuse=http://127.0.0.1:$port/
+for _ in $(seq 1 100); do curl -s -o /dev/null "$WASMTIME_URL_reuse" && break; sleep 0.2; done
 
 measure() { # name url
   [ "$(curl -s "$2")" = hello ] || { echo "$1 does not answer hello" >&2; exit 1; }
@@ -106,19 +119,24 @@ for lang in $LANGS; do
   counters "herald $lang" "$PID" "$B/extensions/open/bench/hello-$lang"
   counters "wasmtime $lang" "$wpid" "$url"
 done
+measure herald_reuse "$B/extensions/open/bench/hello-reuse"
+measure wasmtime_reuse "$WASMTIME_URL_reuse"
+counters "herald rust, reused" "$PID" "$B/extensions/open/bench/hello-reuse"
+counters "wasmtime rust, reused" "$WASMTIME_PID_reuse" "$WASMTIME_URL_reuse"
 
 echo
 echo "## Extension benchmark: wrk -t1 -c$CONNS, ${DURATION} s each, profile $PROFILE, wasmtime-cli $WASMTIME_VERSION"
 echo
 echo "| server | requests/s | p50 | p99 | non-2xx |"
 echo "|---|---|---|---|---|"
-for s in native herald_rust wasmtime_rust herald_js wasmtime_js herald_python wasmtime_python; do
+for s in native herald_rust wasmtime_rust herald_js wasmtime_js herald_python wasmtime_python herald_reuse wasmtime_reuse; do
   eval "echo \"| ${s/_/ } | \$RPS_$s | \$P50_$s ms | \$P99_$s ms | \$BAD_$s |\""
 done
 echo
 for lang in $LANGS; do
   eval "printf 'herald / wasmtime serve (%s): %.2fx throughput\n' $lang \"\$(echo \"\$RPS_herald_$lang / \$RPS_wasmtime_$lang\" | bc -l)\""
 done
+printf 'herald / wasmtime serve (rust, instances reused, %s calls each): %.2fx throughput\n' "$REUSE" "$(echo "$RPS_herald_reuse / $RPS_wasmtime_reuse" | bc -l)"
 printf 'herald rust / native route: %.2fx\n' "$(echo "$RPS_herald_rust / $RPS_native" | bc -l)"
 echo
 echo "| component | size | upload (compile) | compiled artifact |"

@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-const GUESTS: [&str; 26] = ["echo", "open-webhook", "spin", "bomb", "panic", "sleepy", "fetch", "crm-webhook", "recipient-finder", "open-reader", "step-tagger", "condition-adult", "monitor-ok", "authheader-key", "store-locator", "async-open", "async-secure", "recipient-admin", "hello", "flow-probe", "recent-buyer", "nearest-store", "authheader-oauth", "authheader-leaky", "monitor-http", "crm-call"];
+const GUESTS: [&str; 27] = ["echo", "open-webhook", "spin", "bomb", "panic", "sleepy", "fetch", "crm-webhook", "recipient-finder", "open-reader", "step-tagger", "condition-adult", "monitor-ok", "authheader-key", "store-locator", "async-open", "async-secure", "recipient-admin", "hello", "flow-probe", "recent-buyer", "nearest-store", "authheader-oauth", "authheader-leaky", "monitor-http", "crm-call", "counter"];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

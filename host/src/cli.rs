@@ -114,6 +114,12 @@ pub struct ConfigArgs {
     /// ... for the recipient with this Recipient Id.
     #[arg(long, requires = "alert_event")]
     pub alert_recipient: Option<String>,
+    /// An http extension's opt-in to instance reuse: one instance serves up to this many calls.
+    #[arg(long)]
+    pub reuse_calls: Option<u64>,
+    /// ... and is dropped after this many seconds without a call (default 60).
+    #[arg(long, requires = "reuse_calls")]
+    pub reuse_idle_seconds: Option<u64>,
 }
 
 impl ConfigArgs {
@@ -136,6 +142,12 @@ impl ConfigArgs {
             // A Recipient Id that reads as a number is one.
             let recipient = recipient.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or_else(|| recipient.clone().into(), serde_json::Value::Number);
             json["alert"] = serde_json::json!({"event": event, "recipient": recipient});
+        }
+        if let Some(calls) = self.reuse_calls {
+            json["reuse_calls"] = calls.into();
+        }
+        if let Some(seconds) = self.reuse_idle_seconds {
+            json["reuse_idle_seconds"] = seconds.into();
         }
         json
     }

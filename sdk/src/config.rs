@@ -16,6 +16,10 @@
 //! required: `"every 5m"` or five-field cron in UTC) and `alert` (a monitor's, optional: an event
 //! achieved for a recipient when its status changes):
 //!
+//! An http extension may opt into instance reuse: `reuse_calls` (one instance serves up to that
+//! many calls, one at a time, keeping its memory and globals between them) and
+//! `reuse_idle_seconds` (dropped after that long without a call; default 60).
+//!
 //! ```
 //! herald_sdk::config!(allowed_hosts: ["crm.example.com"], schedule: "every 5m", alert: {"event": "INTEGRATION_DOWN", "recipient": 1});
 //! ```
@@ -65,7 +69,9 @@ macro_rules! __config_member {
     (bound_hosts : $v:tt) => { concat!("\"bound_hosts\":", stringify!($v)) };
     (schedule : $v:tt) => { concat!("\"schedule\":", stringify!($v)) };
     (alert : $v:tt) => { concat!("\"alert\":", stringify!($v)) };
-    ($other:ident : $v:tt) => { compile_error!(concat!("unknown herald:config key `", stringify!($other), "` (open, asynchronous, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert)")) };
+    (reuse_calls : $v:tt) => { concat!("\"reuse_calls\":", stringify!($v)) };
+    (reuse_idle_seconds : $v:tt) => { concat!("\"reuse_idle_seconds\":", stringify!($v)) };
+    ($other:ident : $v:tt) => { compile_error!(concat!("unknown herald:config key `", stringify!($other), "` (open, asynchronous, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert, reuse_calls, reuse_idle_seconds)")) };
 }
 
 #[cfg(test)]

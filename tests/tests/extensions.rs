@@ -271,3 +271,54 @@ async fn each_kind_may_import_only_what_its_world_offers() {
     unknown.expect(400);
     assert!(unknown.message().contains("step, condition, http, monitor, authheader"), "{}", unknown.message());
 }
+
+/// The counter guest opts into reuse (5 calls, 2 s idle, 8 MiB) and answers how many calls its
+/// instance has served. Calls are a little apart: an instance goes back for the next call when
+/// its execution has ended, which may be just after its answer reached the client.
+#[tokio::test]
+async fn an_instance_is_reused_only_by_its_own_extension_and_instance_while_it_behaves() {
+    let s = TestServer::start().await;
+    let (demo, staging) = (s.demo().await, s.staging().await);
+    for (api, name) in [(&demo, "counter.wasm"), (&demo, "twin.wasm"), (&staging, "counter.wasm")] {
+        upload(api, name, guest(env!("GUEST_COUNTER")), "http", None).await.expect(201);
+    }
+    let call = |customer: &'static str, id: &'static str, path: &'static str| {
+        let (client, url) = (s.client.clone(), format!("{}/extensions/open/{customer}/{id}/{path}", s.base));
+        async move {
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            let r = client.get(url).send().await.unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    for n in 1..=5 {
+        assert_eq!(call("demo", "counter", "x").await, (200, format!("calls={n} leaked=0")), "one instance serves the calls in turn");
+    }
+    assert_eq!(call("demo", "counter", "x").await.1, "calls=1 leaked=0", "a fresh instance after reuse_calls calls");
+    assert_eq!(call("demo-staging", "counter", "x").await.1, "calls=1 leaked=0", "another instance's calls never get it");
+    assert_eq!(call("demo", "twin", "x").await.1, "calls=1 leaked=0", "nor does another extension of the same component");
+    assert_eq!(call("demo", "counter", "x").await.1, "calls=2 leaked=0");
+    // A call that fails drops its instance.
+    assert_eq!(call("demo", "counter", "panic").await.0, 502);
+    assert_eq!(call("demo", "counter", "x").await.1, "calls=1 leaked=0", "a failed call's instance is not reused");
+    // The memory a reused instance keeps counts against the extension's 8 MiB: the call that
+    // would pass it fails, and the next one starts afresh.
+    assert_eq!(call("demo", "counter", "leak").await.1, "calls=2 leaked=2");
+    assert_eq!(call("demo", "counter", "leak").await.1, "calls=3 leaked=4");
+    let mut reached = false;
+    for _ in 0..3 {
+        let (status, text) = call("demo", "counter", "leak").await;
+        if status == 502 {
+            reached = true;
+            break;
+        }
+        assert_eq!(status, 200, "{text}");
+    }
+    assert!(reached, "the memory cap stopped the hoarding instance");
+    assert_eq!(call("demo", "counter", "x").await.1, "calls=1 leaked=0", "the instance that reached its cap was dropped");
+    // Idle past reuse_idle_seconds, an instance is dropped.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(call("demo", "counter", "x").await.1, "calls=1 leaked=0", "an idle instance is not kept");
+    // Each execution's record holds its own call only.
+    let logs = demo.get("/extensions/logs/counter").await.json();
+    assert!(logs.as_array().unwrap().iter().any(|l| l["outcome"].as_str().unwrap().starts_with("failed")), "{logs}");
+}

@@ -14,6 +14,7 @@ use wasmtime::{Store, UpdateDeadline};
 use super::input::RecordedInput;
 use super::journal::Journal;
 use super::state::{Authorizer, CallState};
+use super::warm::WarmKey;
 use crate::secrets::redact;
 use super::{Prepared, Runtime};
 use crate::store::tenant::ExecutionLog;
@@ -59,6 +60,8 @@ pub trait Invocation: Send + 'static {
     /// Whether the guest's outbound requests get the headers of the instance's authheader
     /// extensions (all but an authheader's own, which would recurse).
     const HEADERS_FOR_OUTBOUND: bool = true;
+    /// Whether an extension of this kind may opt into instance reuse (`warm.rs`; http only).
+    const REUSES_INSTANCE: bool = false;
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output>;
 
@@ -103,14 +106,30 @@ impl Runtime {
         let recorder = invocation.recorder();
         let answered_error = invocation.answered_error();
         let authorizer = I::HEADERS_FOR_OUTBOUND.then(|| Authorizer { runtime: Arc::clone(self), tenant: Arc::clone(&tenant), notes: Arc::default() });
-        let mut state = CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings, authorizer);
+        // Local runs never reuse: each is the first call of its component.
+        let reuse = extension.config.reuse.filter(|_| I::REUSES_INSTANCE && journal.is_none()).map(|reuse| {
+            (reuse, WarmKey { customer: tenant.customer_id().to_string(), extension: id.clone(), version: Arc::clone(&extension.version) })
+        });
+        let (mut store, served) = match reuse.as_ref().and_then(|(_, key)| self.warm.take(key)) {
+            Some(warm) => {
+                let mut store = warm.store;
+                store.data_mut().begin_next_call(tenant, authorizer);
+                (store, warm.calls)
+            }
+            None => {
+                let state = CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings, authorizer);
+                let mut store = Store::new(self.engine(), state);
+                store.limiter(|s| &mut s.limits);
+                (store, 0)
+            }
+        };
+        let state = store.data_mut();
         state.secrets = I::READS_SECRETS.then(|| self.secrets.clone());
         state.context = context;
         state.depth = depth;
         state.triggers = self.triggers.get().cloned();
         state.journal = journal.clone();
-        let mut store = Store::new(self.engine(), state);
-        store.limiter(|s| &mut s.limits);
+        let warm = Arc::clone(&self.warm);
         let started = Instant::now();
         // Every tick the guest yields, so one busy extension cannot hold a worker thread; past
         // its deadline it is interrupted.
@@ -161,8 +180,13 @@ impl Runtime {
             if failed {
                 entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
             }
-            // The instance's slot in the pooling allocator comes back now, not after the write.
-            drop(store);
+            // A store that served well goes back for the next call if its extension opted in;
+            // otherwise the instance's slot in the pooling allocator comes back now, not after
+            // the write.
+            match reuse {
+                Some((reuse, key)) if !failed && !store.data().limits.refused && store.data().proxy.is_some() => warm.give(key, store, served + 1, reuse),
+                _ => drop(store),
+            }
             let lines = entry.log.clone();
             if let Some(journal) = journal {
                 journal.keep_record(entry);

@@ -14,6 +14,11 @@
 //! `every 2h`, `every 1d`, or five-field cron in UTC such as `*/10 * * * *`; at least a minute
 //! apart) and `alert` (monitor, optional: `{"event": NAME, "recipient": RECIPIENT_ID}`, an event
 //! achieved for that recipient whenever the monitor's status changes).
+//!
+//! `reuse_calls` (http, optional: 2 to 10000) opts into instance reuse (`warm.rs`): one instance
+//! serves up to that many calls of this extension for this instance, one at a time, and is dropped
+//! after `reuse_idle_seconds` (1 to 600, default 60) without a call. Without it, a fresh instance
+//! per call.
 
 use serde_json::Value as Json;
 use wasmparser::{Parser, Payload};
@@ -43,7 +48,20 @@ pub struct ExtensionConfig {
     pub schedule: Option<Schedule>,
     /// Monitor: the event achieved when its status changes.
     pub alert: Option<Alert>,
+    /// http: instance reuse, when the extension opts in.
+    pub reuse: Option<Reuse>,
 }
+
+/// How long a reused instance lives: at most `calls` calls, and `idle_seconds` between two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reuse {
+    pub calls: u32,
+    pub idle_seconds: u32,
+}
+
+pub const MAX_REUSE_CALLS: u64 = 10_000;
+pub const MAX_REUSE_IDLE_SECONDS: u64 = 600;
+pub const DEFAULT_REUSE_IDLE_SECONDS: u32 = 60;
 
 /// The most memory an extension may ask for (the operator's maximum may be lower).
 pub const MAX_MEMORY_MB: u64 = 4096;
@@ -164,6 +182,9 @@ impl ExtensionConfig {
         if self.alert.is_some() && kind != Monitor {
             out.push(format!("'alert' is for monitor extensions, not for type '{kind}'"));
         }
+        if self.reuse.is_some() && kind != super::ExtensionKind::Http {
+            out.push(format!("'reuse_calls' is for http extensions, not for type '{kind}'"));
+        }
         out
     }
 
@@ -187,6 +208,10 @@ impl ExtensionConfig {
         }
         if let Some(alert) = &self.alert {
             out.insert("alert".into(), serde_json::json!({"event": alert.event, "recipient": alert.recipient}));
+        }
+        if let Some(reuse) = self.reuse {
+            out.insert("reuse_calls".into(), reuse.calls.into());
+            out.insert("reuse_idle_seconds".into(), reuse.idle_seconds.into());
         }
         Json::Object(out)
     }
@@ -250,6 +275,7 @@ pub fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
         return Err(r#"it must be a JSON object, such as {"open": true, "timeout_ms": 5000}"#.into());
     };
     let mut config = ExtensionConfig::default();
+    let mut idle_seconds = None;
     for (name, value) in members {
         let flag = || value.as_bool().ok_or_else(|| format!("'{name}' must be true or false"));
         match name.as_str() {
@@ -266,6 +292,15 @@ pub fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
                 config.schedule = Some(Schedule::parse(text)?);
             }
             "alert" => config.alert = Some(alert(value)?),
+            "reuse_calls" => {
+                let calls = value.as_u64().filter(|n| (2..=MAX_REUSE_CALLS).contains(n));
+                let calls = calls.ok_or_else(|| format!("'reuse_calls' must be a whole number of calls from 2 to {MAX_REUSE_CALLS}"))?;
+                config.reuse = Some(Reuse { calls: calls as u32, idle_seconds: DEFAULT_REUSE_IDLE_SECONDS });
+            }
+            "reuse_idle_seconds" => {
+                let seconds = value.as_u64().filter(|s| (1..=MAX_REUSE_IDLE_SECONDS).contains(s));
+                idle_seconds = Some(seconds.ok_or_else(|| format!("'reuse_idle_seconds' must be a whole number of seconds from 1 to {MAX_REUSE_IDLE_SECONDS}"))? as u32);
+            }
             "timeout_ms" => {
                 let ms = value.as_u64().filter(|ms| (1..=MAX_TIMEOUT_MS).contains(ms));
                 config.timeout_ms = Some(ms.ok_or_else(|| {
@@ -274,10 +309,15 @@ pub fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown member '{other}' (the members are open, async, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert)"
+                    "unknown member '{other}' (the members are open, async, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert, reuse_calls, reuse_idle_seconds)"
                 ))
             }
         }
+    }
+    match (&mut config.reuse, idle_seconds) {
+        (Some(reuse), Some(seconds)) => reuse.idle_seconds = seconds,
+        (None, Some(_)) => return Err("'reuse_idle_seconds' needs 'reuse_calls' (how many calls one instance may serve)".into()),
+        _ => {}
     }
     Ok(config)
 }
@@ -352,6 +392,12 @@ mod tests {
         assert!(ExtensionConfig::default().problems_for(Authheader)[0].contains("bound_hosts"));
         assert!(ExtensionConfig::default().problems_for(Monitor)[0].contains("schedule"));
         assert!(config.problems_for(Authheader).is_empty());
+        let reused = from_json(&serde_json::json!({"open": true, "reuse_calls": 1000, "reuse_idle_seconds": 5})).unwrap();
+        assert_eq!(reused.reuse, Some(Reuse { calls: 1000, idle_seconds: 5 }));
+        assert_eq!(ExtensionConfig::from_stored(&reused.to_json().to_string()).unwrap(), reused);
+        assert_eq!(from_json(&serde_json::json!({"reuse_calls": 9})).unwrap().reuse, Some(Reuse { calls: 9, idle_seconds: 60 }));
+        assert!(reused.problems_for(Http).is_empty());
+        assert!(reused.problems_for(Monitor).iter().any(|p| p.contains("'reuse_calls' is for http extensions")));
     }
 
     #[test]
@@ -392,6 +438,10 @@ mod tests {
             (serde_json::json!({"schedule": 5}), "must be text"),
             (serde_json::json!({"alert": {"event": "X"}}), "'alert' must be"),
             (serde_json::json!({"memory_mb": 0}), "from 1 to 4096"),
+            (serde_json::json!({"reuse_calls": 1}), "from 2 to 10000"),
+            (serde_json::json!({"reuse_calls": 10001}), "from 2 to 10000"),
+            (serde_json::json!({"reuse_calls": 10, "reuse_idle_seconds": 0}), "from 1 to 600"),
+            (serde_json::json!({"reuse_idle_seconds": 5}), "needs 'reuse_calls'"),
         ] {
             let e = from_json(&bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

@@ -17,6 +17,8 @@ pub mod oneshot;
 mod platform;
 mod state;
 pub mod validate;
+mod output;
+mod warm;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -115,6 +117,8 @@ pub struct Prepared {
     pub config: ExtensionConfig,
     pub(crate) instance: InstancePre<CallState>,
     pub(crate) http: Option<ProxyPre<CallState>>,
+    /// The content hash of this version: reused instances (`warm.rs`) serve one version only.
+    pub(crate) version: Arc<str>,
 }
 
 pub struct Runtime {
@@ -136,6 +140,8 @@ pub struct Runtime {
     secrets: crate::secrets::KeyRing,
     /// The headers authheader extensions made, while they last.
     headers: authorize::HeaderCache,
+    /// The idle instances of extensions that opted into reuse.
+    warm: Arc<warm::WarmPool>,
     data_dir: PathBuf,
 }
 
@@ -156,6 +162,8 @@ impl Runtime {
         let secrets = settings.secrets_key.load(data_dir)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         engine::spawn_ticker(engine.clone(), stop_ticker.clone());
+        let warm = Arc::new(warm::WarmPool::default());
+        warm.spawn_sweeper(stop_ticker.clone());
         let artifacts = settings.compiled_dir.clone().unwrap_or_else(|| data_dir.join("compiled"));
         std::fs::create_dir_all(&artifacts)?;
         Ok(Arc::new(Runtime {
@@ -172,6 +180,7 @@ impl Runtime {
             triggers: std::sync::OnceLock::new(),
             secrets,
             headers: authorize::HeaderCache::new(),
+            warm,
             data_dir: data_dir.to_path_buf(),
         }))
     }
@@ -296,7 +305,7 @@ impl Runtime {
         let config = config::read(wasm).map_err(anyhow::Error::msg)?;
         let instance = self.linker.instantiate_pre(&component)?;
         let http = ProxyPre::new(instance.clone()).ok();
-        Ok(Prepared { config, instance, http })
+        Ok(Prepared { config, instance, http, version: Arc::from(sha256) })
     }
 
     /// A component given as a file (not an instance's upload), checked as an upload of its type

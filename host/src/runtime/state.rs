@@ -8,12 +8,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi_http::p2::bindings::Proxy;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::config::ExtensionConfig;
+use super::output::CapturedOutput;
 use super::RuntimeSettings;
 use crate::paging::Clock;
 use crate::tenants::Tenant;
@@ -46,10 +47,12 @@ pub struct CallState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
-    pub limits: StoreLimits,
+    pub limits: Limits,
     outbound: OutboundPolicy,
-    pub stdout: MemoryOutputPipe,
-    pub stderr: MemoryOutputPipe,
+    pub stdout: CapturedOutput,
+    pub stderr: CapturedOutput,
+    /// The http guest's instance in this store, once made: a reused store (`warm.rs`) keeps it.
+    pub(crate) proxy: Option<Arc<Proxy>>,
 }
 
 impl CallState {
@@ -60,8 +63,8 @@ impl CallState {
         settings: &RuntimeSettings,
         authorizer: Option<Authorizer>,
     ) -> CallState {
-        let stdout = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
-        let stderr = MemoryOutputPipe::new(MAX_CAPTURED_OUTPUT);
+        let stdout = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
+        let stderr = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
         let wasi = WasiCtx::builder().stdout(stdout.clone()).stderr(stderr.clone()).build();
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -78,12 +81,15 @@ impl CallState {
             wasi,
             http: WasiHttpCtx::new(),
             table,
-            limits: StoreLimitsBuilder::new()
-                .memory_size(config.memory_bytes().unwrap_or(settings.memory_bytes).min(settings.max_memory_bytes))
-                .instances(20)
-                .tables(20)
-                .table_elements(100_000)
-                .build(),
+            limits: Limits {
+                inner: StoreLimitsBuilder::new()
+                    .memory_size(config.memory_bytes().unwrap_or(settings.memory_bytes).min(settings.max_memory_bytes))
+                    .instances(20)
+                    .tables(20)
+                    .table_elements(100_000)
+                    .build(),
+                refused: false,
+            },
             outbound: OutboundPolicy {
                 config: config.clone(),
                 operator: settings.outbound_hosts.clone(),
@@ -92,7 +98,58 @@ impl CallState {
             },
             stdout,
             stderr,
+            proxy: None,
         }
+    }
+
+    /// Makes a store that served a call ready for the next one of the same extension for the
+    /// same instance (`warm.rs`): what belonged to the last call goes (its log, output, context,
+    /// the credentials it saw); the guest's memory and instance stay, and so does what the limits
+    /// counted.
+    pub fn begin_next_call(&mut self, tenant: Arc<Tenant>, authorizer: Option<Authorizer>) {
+        debug_assert_eq!(self.tenant.customer_id(), tenant.customer_id(), "a store serves one instance");
+        self.tenant = tenant;
+        self.log.clear();
+        self.context = None;
+        self.depth = 0;
+        self.revealed.clear();
+        self.journal = None;
+        self.stdout.clear();
+        self.stderr.clear();
+        self.outbound.authorizer = authorizer;
+    }
+}
+
+/// The store's memory, table and instance caps, noting whether one refused to grow: an instance
+/// that reached a cap is never reused, even if its guest coped.
+pub struct Limits {
+    inner: StoreLimits,
+    pub refused: bool,
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let granted = self.inner.memory_growing(current, desired, maximum)?;
+        self.refused |= !granted;
+        Ok(granted)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let granted = self.inner.table_growing(current, desired, maximum)?;
+        self.refused |= !granted;
+        Ok(granted)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
     }
 }
 

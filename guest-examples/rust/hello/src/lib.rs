@@ -5,9 +5,16 @@ use std::io::Write as _;
 
 use wasip2::http::types::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
 
+#[cfg(not(feature = "reuse"))]
 #[used]
 #[link_section = "herald:config"]
 static HERALD_CONFIG: [u8; 14] = *br#"{"open": true}"#;
+
+/// The benchmark's reused variant (`--features reuse`): one instance serves up to 1000 calls.
+#[cfg(feature = "reuse")]
+#[used]
+#[link_section = "herald:config"]
+static HERALD_CONFIG: [u8; 35] = *br#"{"open": true, "reuse_calls": 1000}"#;
 
 wasip2::http::proxy::export!(Hello);
 

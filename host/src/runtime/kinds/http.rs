@@ -38,6 +38,7 @@ struct HttpInvocation {
 impl Invocation for HttpInvocation {
     type Output = ();
     const KIND: &'static str = "http";
+    const REUSES_INSTANCE: bool = true;
 
     /// The request's head, and its body's first bytes as the guest reads them (copied only up to
     /// the bound; a request whose execution succeeds drops the copy).
@@ -73,7 +74,16 @@ impl Invocation for HttpInvocation {
             // The answer passes through here on its way to the caller, for its status.
             let (set, answered) = oneshot::channel();
             let out = store.data_mut().http().new_response_outparam(set)?;
-            let proxy = pre.instantiate_async(&mut *store).await?;
+            // A reused store (`warm.rs`) has its instance already.
+            let kept = store.data().proxy.clone();
+            let proxy = match kept {
+                Some(proxy) => proxy,
+                None => {
+                    let proxy = Arc::new(pre.instantiate_async(&mut *store).await?);
+                    store.data_mut().proxy = Some(Arc::clone(&proxy));
+                    proxy
+                }
+            };
             let handle = proxy.wasi_http_incoming_handler().call_handle(&mut *store, req, out);
             tokio::pin!(handle);
             let server_error = self.server_error;

@@ -1,0 +1,143 @@
+//! Instance reuse: an http extension's opt-in (`reuse_calls` in its `herald:config`).
+//!
+//! By default every call gets a fresh instance, so nothing a call leaves in the guest's memory
+//! reaches the next one. An extension that opts in keeps its instance between calls: the store
+//! that served a call goes back here, keyed by the instance (customer), the extension and its
+//! version, and the next call of that same extension of that same instance takes it. What the
+//! guest keeps in its memory or globals therefore outlives a call (a cache, a parsed
+//! configuration), and that is all an author opts into: a store never crosses to another instance
+//! (the key holds the customer, and the tenant is set from the route at each call, never from the
+//! guest), another extension or another version.
+//!
+//! A store comes back only after a call that ended well (no trap, no deadline, no error of the
+//! guest's own, no answer 5xx, no cap reached: `Limits::refused`); after `reuse_calls` calls, or
+//! `reuse_idle_seconds` without one, it is dropped. Its memory stays what the guest grew it to,
+//! counted against the extension's memory cap. At most `PER_EXTENSION` idle stores per
+//! extension and `TOTAL` in all are kept (each holds a slot of the pooling allocator).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use wasmtime::Store;
+
+use super::config::Reuse;
+use super::state::CallState;
+
+/// The most idle stores kept for one extension of one instance (an instance has at most 20
+/// calls in flight).
+const PER_EXTENSION: usize = 20;
+/// The most idle stores kept in all: a fraction of the pooling allocator's 1000 instances.
+const TOTAL: usize = 200;
+
+/// Which calls may share a store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WarmKey {
+    pub customer: String,
+    pub extension: String,
+    /// The content hash of the extension's version.
+    pub version: Arc<str>,
+}
+
+/// A store between two calls.
+pub struct Warm {
+    pub store: Store<CallState>,
+    /// Calls it has served.
+    pub calls: u32,
+    idle_since: Instant,
+    idle_limit: Duration,
+}
+
+impl Warm {
+    fn stale(&self, now: Instant) -> bool {
+        now.duration_since(self.idle_since) >= self.idle_limit
+    }
+}
+
+#[derive(Default)]
+pub struct WarmPool {
+    idle: Mutex<HashMap<WarmKey, Vec<Warm>>>,
+}
+
+impl WarmPool {
+    /// The most recently used idle store for `key`, if one is fresh enough.
+    pub fn take(&self, key: &WarmKey) -> Option<Warm> {
+        let now = Instant::now();
+        let mut stale = Vec::new();
+        let found = {
+            let mut idle = self.idle.lock().expect("warm pool lock");
+            let stores = idle.get_mut(key)?;
+            let mut found = None;
+            while let Some(warm) = stores.pop() {
+                if warm.stale(now) {
+                    stale.push(warm);
+                } else {
+                    found = Some(warm);
+                    break;
+                }
+            }
+            if stores.is_empty() {
+                idle.remove(key);
+            }
+            found
+        };
+        // Stores are dropped outside the lock: dropping one resets its memory.
+        drop(stale);
+        found
+    }
+
+    /// Keeps a store that has served `calls` calls, if its extension lets it serve more and
+    /// there is room.
+    pub fn give(&self, key: WarmKey, store: Store<CallState>, calls: u32, reuse: Reuse) {
+        if calls >= reuse.calls {
+            return;
+        }
+        let warm = Warm { store, calls, idle_since: Instant::now(), idle_limit: Duration::from_secs(reuse.idle_seconds.into()) };
+        let refused = {
+            let mut idle = self.idle.lock().expect("warm pool lock");
+            let total: usize = idle.values().map(Vec::len).sum();
+            let stores = idle.entry(key).or_default();
+            if stores.len() >= PER_EXTENSION || total >= TOTAL {
+                Some(warm)
+            } else {
+                stores.push(warm);
+                None
+            }
+        };
+        drop(refused);
+    }
+
+    /// Drops the stores idle past their extension's limit.
+    pub fn sweep(&self) {
+        let now = Instant::now();
+        let mut stale = Vec::new();
+        {
+            let mut idle = self.idle.lock().expect("warm pool lock");
+            idle.retain(|_, stores| {
+                let (old, fresh): (Vec<Warm>, Vec<Warm>) = std::mem::take(stores).into_iter().partition(|w| w.stale(now));
+                stale.extend(old);
+                *stores = fresh;
+                !stores.is_empty()
+            });
+        }
+        drop(stale);
+    }
+
+    /// Sweeps every second until `stop` is set (a plain thread: dropping stores is synchronous work).
+    pub fn spawn_sweeper(self: &Arc<Self>, stop: Arc<AtomicBool>) {
+        let pool = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("herald-warm-sweep".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_secs(1));
+                    match pool.upgrade() {
+                        Some(pool) => pool.sweep(),
+                        None => return,
+                    }
+                }
+            })
+            .expect("the warm pool's sweeper starts");
+    }
+}

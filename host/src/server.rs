@@ -132,6 +132,10 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let (shutdown, signal) = watch::channel(false);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
+    if config.ops_listen.is_some() {
+        // The recorder exists before the routers, which time calls only when it does.
+        crate::ops::metrics::handle();
+    }
     let mut servers = vec![serve(listener, api_router(ctx.clone()), config.connections, signal.clone())];
     let mut extensions_addr = None;
     if let Some(ext) = &config.extensions_listen {

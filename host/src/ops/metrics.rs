@@ -24,6 +24,11 @@ const BUCKETS: [f64; 14] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 /// even timed.
 static RECORDING: AtomicBool = AtomicBool::new(false);
 
+/// Whether this process records metrics (a server with an operator listener started here).
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
 /// The process's recorder (one per process: every server in it reports there).
 pub fn handle() -> &'static PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();

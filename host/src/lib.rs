@@ -1,7 +1,6 @@
 //! Herald: a marketing-automation platform server. See ARCHITECTURE.md for the map.
 
 pub mod assets;
-pub mod authoring;
 pub mod auth;
 pub mod cli;
 pub mod commands;
@@ -11,6 +10,8 @@ pub mod connections;
 pub mod domain;
 pub mod flows;
 pub mod http;
+#[cfg(test)]
+mod layering;
 pub mod limits;
 pub mod model;
 pub mod monitors;
@@ -24,3 +25,4 @@ pub mod seed;
 pub mod server;
 pub mod store;
 pub mod tenants;
+pub mod values;

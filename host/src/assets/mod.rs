@@ -1,7 +1,7 @@
 //! The media area of an instance: resources, templates (a working copy and a committed version),
 //! Context Parameter Schemas, webapps, and the files of extensions.
 //!
-//! On disk, under the instance's directory:
+//! On disk, under the instance's directory (`instance_dir`):
 //!
 //! ```text
 //! media/resources/...     media/templates/...     media/contexts/<schema>.json
@@ -25,7 +25,11 @@ use std::path::{Path, PathBuf};
 
 pub use names::RelPath;
 
-use crate::store::instance_dir;
+/// Where an instance's files live under the data directory: its media area and extensions here,
+/// and on SQLite its database (`data.db`, opened by `store`).
+pub fn instance_dir(data_dir: &Path, customer_id: &str) -> PathBuf {
+    data_dir.join("instances").join(customer_id)
+}
 
 /// The kinds of items in `media/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,8 @@ use chrono::{Datelike, NaiveDate};
 use rand::Rng;
 
 use super::{cases, demo_model, mutate, rng, text};
-use crate::model::format::Pattern;
-use crate::model::value::{FIRST_YEAR, LAST_YEAR, MAX_EXACT_NUMBER};
+use crate::values::format::Pattern;
+use crate::values::value::{FIRST_YEAR, LAST_YEAR, MAX_EXACT_NUMBER};
 use crate::model::{FieldType, Formats, Value};
 
 const PATTERN_WORDS: &[&str] = &["yyyy", "yy", "MM", "dd", "HH", "mm", "ss", "SSS", "'T'", "'", ".", "-", " ", "%", "%Y", "EEE", "MMM"];

@@ -20,7 +20,7 @@ use axum::Router;
 
 use super::error::ApiError;
 use super::extract::{AppPath, PublicCaller};
-use super::guard;
+use super::guard::OpenInstance;
 use super::ApiContext;
 use crate::queue::Status;
 
@@ -36,16 +36,8 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(que
     answer(&ctx, caller.tenant.customer_id(), &queue_id).await
 }
 
-async fn open(State(ctx): State<ApiContext>, AppPath((customer_id, queue_id)): AppPath<(String, String)>) -> Response {
-    let Some(tenant) = ctx.tenants.get(&customer_id) else { return ApiError::NotFound.into_response() };
-    let (_slot, usage) = match guard::admit(&ctx, &tenant).await {
-        Ok(admitted) => admitted,
-        Err(refused) => return refused,
-    };
-    let mut response = answer(&ctx, &customer_id, &queue_id).await;
-    guard::usage_headers(&mut response, usage);
-    guard::label(&mut response, &tenant);
-    response
+async fn open(State(ctx): State<ApiContext>, OpenInstance(tenant): OpenInstance, AppPath((_, queue_id)): AppPath<(String, String)>) -> Response {
+    answer(&ctx, tenant.customer_id(), &queue_id).await
 }
 
 async fn answer(ctx: &ApiContext, customer_id: &str, queue_id: &str) -> Response {

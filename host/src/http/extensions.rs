@@ -23,7 +23,7 @@ use http_body_util::BodyExt;
 
 use super::error::ApiError;
 use super::extract::{decode_twice, AppPath, PublicCaller};
-use super::guard;
+use super::guard::OpenInstance;
 use super::ApiContext;
 use crate::assets::RelPath;
 use crate::queue::Enqueued;
@@ -64,15 +64,8 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(par
     call(&ctx, &caller.tenant, &id, extension, &path, request).await
 }
 
-async fn open(State(ctx): State<ApiContext>, AppPath(params): AppPath<Vec<String>>, request: Request) -> Response {
-    let mut it = params.into_iter();
-    let customer_id = it.next().unwrap_or_default();
-    let (id, path) = split(it.collect());
-    let Some(tenant) = ctx.tenants.get(&customer_id) else { return ApiError::NotFound.into_response() };
-    let (_slot, usage) = match guard::admit(&ctx, &tenant).await {
-        Ok(admitted) => admitted,
-        Err(refused) => return refused,
-    };
+async fn open(State(ctx): State<ApiContext>, OpenInstance(tenant): OpenInstance, AppPath(params): AppPath<Vec<String>>, request: Request) -> Response {
+    let (id, path) = split(params.into_iter().skip(1).collect());
     let (id, extension) = match load(&ctx, &tenant, &id).await {
         Ok(e) => e,
         Err(refusal) => return refusal.into_response(),
@@ -80,10 +73,7 @@ async fn open(State(ctx): State<ApiContext>, AppPath(params): AppPath<Vec<String
     if !extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    let mut response = call(&ctx, &tenant, &id, extension, &path, request).await;
-    guard::usage_headers(&mut response, usage);
-    guard::label(&mut response, &tenant);
-    response
+    call(&ctx, &tenant, &id, extension, &path, request).await
 }
 
 /// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.

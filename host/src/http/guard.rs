@@ -9,8 +9,16 @@
 //!
 //! Refusals are 429 with `Retry-After` (seconds) and an empty body: 1 second for a full set of
 //! concurrent slots, the time to midnight for an exhausted cap.
+//!
+//! The open routes (no credential) pass `open_instance_limits` instead of the first and last
+//! steps: the instance is the route's, smoothing is per client address, and the limits are the
+//! same.
 
-use axum::extract::{Request, State};
+use std::sync::Arc;
+
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -48,8 +56,50 @@ pub async fn instance_limits(State(ctx): State<ApiContext>, request: Request, ne
     response
 }
 
+/// The open routes' admission (the open extensions endpoint, its execution status, the testing
+/// hello): no credential, so the instance is the route's `{customer_id}` (404 when there is no
+/// such instance), then the same limits as an authenticated call. The handler gets the instance
+/// with the `OpenInstance` extractor.
+pub async fn open_instance_limits(
+    State(ctx): State<ApiContext>,
+    params: Result<RawPathParams, RawPathParamsRejection>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let params = match params {
+        Ok(params) => params,
+        // The only rejection in a route's layer: a segment that is not UTF-8 once decoded.
+        Err(_) => return ApiError::bad("invalid path: a path segment is not valid UTF-8 once percent-decoded").into_response(),
+    };
+    let Some(tenant) = params.iter().find(|(name, _)| *name == "customer_id").and_then(|(_, id)| ctx.tenants.get(id)) else {
+        return ApiError::NotFound.into_response();
+    };
+    let (_slot, usage) = match admit(&ctx, &tenant).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
+    };
+    request.extensions_mut().insert(OpenInstance(Arc::clone(&tenant)));
+    let mut response = next.run(request).await;
+    usage_headers(&mut response, usage);
+    label(&mut response, &tenant);
+    response
+}
+
+/// The instance an open route names, admitted by `open_instance_limits`.
+#[derive(Clone)]
+pub struct OpenInstance(pub Arc<Tenant>);
+
+impl<S: Send + Sync> FromRequestParts<S> for OpenInstance {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<OpenInstance, ApiError> {
+        // Only missing on a route outside the open routers' layer: a fault in the router.
+        parts.extensions.get::<OpenInstance>().cloned().ok_or(ApiError::NotFound)
+    }
+}
+
 /// Tells the request metrics which instance a response was for.
-pub fn label(response: &mut Response, tenant: &Tenant) {
+fn label(response: &mut Response, tenant: &Tenant) {
     // Only where metrics are recorded: three allocations a call otherwise.
     if !crate::ops::metrics::recording() {
         return;
@@ -58,9 +108,8 @@ pub fn label(response: &mut Response, tenant: &Tenant) {
 }
 
 /// Takes one of the instance's concurrent slots and counts the call against its daily cap, or
-/// answers the refusal. Also used by the open extensions endpoint, whose instance comes from the
-/// route.
-pub async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(OwnedSemaphorePermit, Usage), Response> {
+/// answers the refusal.
+async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(OwnedSemaphorePermit, Usage), Response> {
     let Some(slot) = ctx.limits.concurrency.try_acquire(tenant.customer_id()) else {
         return Err(ApiError::TooManyRequests { retry_after: 1 }.into_response());
     };
@@ -76,7 +125,7 @@ pub async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(OwnedSemaphoreP
     }
 }
 
-pub fn usage_headers(response: &mut Response, usage: Usage) {
+fn usage_headers(response: &mut Response, usage: Usage) {
     let headers = response.headers_mut();
     for (name, value) in [
         ("x-ratelimit-limit", usage.limit),

@@ -15,13 +15,10 @@ mod global_data;
 mod guard;
 mod negotiate;
 mod oauth;
-mod paged;
-mod recipient_data;
 mod recipients;
 mod register;
 mod secrets;
 mod monitors;
-mod stream;
 mod tables;
 #[cfg(feature = "testing")]
 mod testing;
@@ -39,6 +36,8 @@ use tower_http::trace::TraceLayer;
 
 pub use error::{ApiError, ApiResult};
 #[cfg(test)]
+// For the fuzz tests of path identifiers.
+#[cfg(test)]
 pub(crate) use recipients::parse_ref;
 
 use crate::auth::Authenticator;
@@ -49,8 +48,7 @@ use crate::paging::Clock;
 use crate::rsql::{Condition, Selectors};
 use crate::tenants::{Tenant, Tenants};
 
-/// The largest request body accepted (spec: 20 MB).
-pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
+pub use crate::limits::MAX_PAYLOAD_BYTES;
 
 /// State shared by every handler. Cloned for every request (axum's `State`, the middleware), so
 /// it is one `Arc`: a clone is one reference count, not one per service, and those counters are
@@ -96,7 +94,6 @@ pub fn api_router(ctx: ApiContext) -> Router {
     let rate = ctx.limits.rate;
     let json_api = Router::new()
         .merge(recipients::router())
-        .merge(recipient_data::router())
         .merge(global_data::router())
         .merge(tables::router())
         .merge(discovery::router())
@@ -188,7 +185,8 @@ fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
     let open = extensions::open_router().merge(extension_status::open_router());
     #[cfg(feature = "testing")]
     let open = open.merge(testing::open_router());
-    open.layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
+    open.route_layer(middleware::from_fn_with_state(ctx.clone(), guard::open_instance_limits))
+        .layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
 }
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.

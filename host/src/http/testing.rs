@@ -14,13 +14,14 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
 use super::extract::{AppJson, AppPath, AppQuery, PublicCaller};
-use super::{guard, ApiContext};
+use super::guard::OpenInstance;
+use super::ApiContext;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/testing/sleep", get(sleep)).route("/testing/extensions/{extension_id}/{method}", post(run_extension))
@@ -76,15 +77,8 @@ pub(super) fn open_router() -> Router<ApiContext> {
     Router::new().route("/testing/open/{customer_id}/hello", get(hello))
 }
 
-async fn hello(State(ctx): State<ApiContext>, Path(customer_id): Path<String>) -> Response {
-    let Some(tenant) = ctx.tenants.get(&customer_id) else { return ApiError::NotFound.into_response() };
-    let (_slot, usage) = match guard::admit(&ctx, &tenant).await {
-        Ok(admitted) => admitted,
-        Err(refused) => return refused,
-    };
-    let mut response = ([(header::CONTENT_TYPE, "text/plain")], "hello").into_response();
-    guard::usage_headers(&mut response, usage);
-    response
+async fn hello(_: OpenInstance) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain")], "hello").into_response()
 }
 
 #[derive(Deserialize)]

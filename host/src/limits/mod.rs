@@ -1,6 +1,6 @@
 //! The spec's limits: calls in flight per instance, daily call caps, and rate smoothing (per
-//! credential on the API, per client address on the token and open endpoints). The body size
-//! limit lives with the HTTP layer (`http::MAX_PAYLOAD_BYTES`).
+//! credential on the API, per client address on the token and open endpoints), and the largest
+//! body (the HTTP layer enforces it; the queue applies it to a stored answer too).
 
 mod concurrency;
 mod daily;
@@ -11,6 +11,9 @@ use std::sync::Arc;
 pub use concurrency::ConcurrencyLimiter;
 pub use daily::{DailyCounters, Usage};
 pub use rate::RateSettings;
+
+/// The largest request body accepted (spec: 20 MB).
+pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
 
 /// At most 20 calls in flight per instance (spec).
 pub const CONCURRENT_CALLS_PER_INSTANCE: usize = 20;

@@ -4,28 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The types a field can have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum FieldType {
-    String,
-    Number,
-    Boolean,
-    Date,
-    Timestamp,
-}
-
-impl FieldType {
-    pub fn name(self) -> &'static str {
-        match self {
-            FieldType::String => "STRING",
-            FieldType::Number => "NUMBER",
-            FieldType::Boolean => "BOOLEAN",
-            FieldType::Date => "DATE",
-            FieldType::Timestamp => "TIMESTAMP",
-        }
-    }
-}
+use crate::values::FieldType;
 
 /// Production or staging: decides the default daily call cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

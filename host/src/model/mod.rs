@@ -4,37 +4,18 @@
 pub mod definition;
 pub mod evolve;
 pub mod flow;
-pub mod format;
 mod validate;
-pub mod value;
 
-pub use definition::{DEMO, 
-    DataModel, DefinitionFile, Environment, FieldType, GlobalDataDef, InstanceSettings, NamedFilter, PersonField,
-    TableDef, TableField,
+pub use definition::{
+    DataModel, DefinitionFile, Environment, GlobalDataDef, InstanceSettings, NamedFilter, PersonField, TableDef, TableField, DEMO,
 };
-pub use format::Pattern;
+// The typed values are a module below both the model and the filters (`rsql`); the model's users
+// reach them through here too.
+pub use crate::values::{FieldType, Formats, Pattern};
 pub use validate::{validate_customer_id, validate_settings};
-pub use value::Value;
+pub use crate::values::Value;
 
 use crate::rsql::Selectors;
-
-/// The instance's date and timestamp formats, compiled.
-#[derive(Debug, Clone)]
-pub struct Formats {
-    pub date: Pattern,
-    pub timestamp: Pattern,
-}
-
-impl Formats {
-    pub fn new(date: &str, timestamp: &str) -> Result<Formats, String> {
-        let date_pattern = Pattern::parse(date).map_err(|e| format!("date_format: {e}"))?;
-        if !date_pattern.is_date_only() {
-            return Err(format!("date_format '{date}' must not hold time elements"));
-        }
-        let timestamp = Pattern::parse(timestamp).map_err(|e| format!("timestamp_format: {e}"))?;
-        Ok(Formats { date: date_pattern, timestamp })
-    }
-}
 
 /// A validated data model with its compiled formats.
 #[derive(Debug, Clone)]

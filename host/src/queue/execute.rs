@@ -13,7 +13,7 @@ use crate::store::jobs::{CapturedRequest, ClaimedJob, JobOutcome, JobPayload, St
 use crate::tenants::Tenants;
 
 /// The largest response an asynchronous execution may leave (as large as a request may be).
-const MAX_RESPONSE_BYTES: usize = crate::http::MAX_PAYLOAD_BYTES;
+const MAX_RESPONSE_BYTES: usize = crate::limits::MAX_PAYLOAD_BYTES;
 
 pub(super) struct Executor {
     pub tenants: Arc<Tenants>,

@@ -9,7 +9,7 @@ mod sql;
 pub use parse::{parse, Comparison, Node, Op, ParseError, MAX_FILTER_LEN};
 pub use sql::{compile, parse_filter_instant, Condition, Dialect, FilterError, Selectors};
 
-use crate::model::Formats;
+use crate::values::Formats;
 
 /// Parses and compiles a filter's text in one step: a malformed text is
 /// `FilterError::Invalid` with the position where it broke.

@@ -4,8 +4,8 @@
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 
 use super::parse::{Comparison, Node, Op};
-use crate::model::value::parse_iso_timestamp;
-use crate::model::{FieldType, Formats, Value};
+use crate::values::value::parse_iso_timestamp;
+use crate::values::{FieldType, Formats, Value};
 
 /// The SQL engine the condition is written for (they differ in pattern matching).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -151,7 +151,7 @@ pub fn fields_to_json(fields: &[Field]) -> Map<String, Json> {
             let value = match &f.value {
                 WitValue::Null => Json::Null,
                 WitValue::Text(t) | WitValue::Date(t) | WitValue::Timestamp(t) => Json::String(t.clone()),
-                WitValue::Number(n) => crate::model::value::number_to_json(*n),
+                WitValue::Number(n) => crate::values::value::number_to_json(*n),
                 WitValue::Boolean(b) => Json::Bool(*b),
             };
             (f.name.clone(), value)

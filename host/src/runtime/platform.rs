@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use wasmtime::component::{HasSelf, Linker};
 
 use super::state::CallState;
-use crate::model::value::parse_iso_timestamp;
+use crate::values::value::parse_iso_timestamp;
 use crate::model::{FieldType, Model, Value};
 use crate::rsql;
 use crate::model::TableDef;

@@ -21,13 +21,8 @@ use sha2::{Digest, Sha256};
 
 const NONCE_LEN: usize = 24;
 
-/// A sealed secret as it is stored: the id of the key that sealed it and the nonce followed by
-/// the ciphertext.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sealed {
-    pub key_id: String,
-    pub bytes: Vec<u8>,
-}
+// The stored form of a sealed secret belongs to the store, which keeps it without reading it.
+pub use crate::store::tenant::Sealed;
 
 #[derive(Clone)]
 pub struct KeyRing {

@@ -4,7 +4,6 @@
 //! sealed with a key kept outside the database (`keys.rs`), bound to their instance and name.
 
 pub mod keys;
-pub mod operator;
 
 use crate::store::tenant::SecretInfo;
 use crate::store::StoreError;

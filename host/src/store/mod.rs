@@ -97,7 +97,7 @@ impl Backend {
     /// Opens instance `customer_id`'s store (its tables are made by `TenantDb::ensure_schema`).
     pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
         let db = match self {
-            Backend::Sqlite { data_dir } => Db::open_sqlite(&instance_dir(data_dir, customer_id).join("data.db")).await?,
+            Backend::Sqlite { data_dir } => Db::open_sqlite(&crate::assets::instance_dir(data_dir, customer_id).join("data.db")).await?,
             Backend::Postgres { url } => Db::open_postgres(url, &format!("instance_{customer_id}")).await?,
         };
         Ok(TenantDb::new(db))
@@ -118,10 +118,6 @@ impl Backend {
     }
 }
 
-/// Where an instance's files live under the data directory.
-pub fn instance_dir(data_dir: &Path, customer_id: &str) -> PathBuf {
-    data_dir.join("instances").join(customer_id)
-}
 
 /// Milliseconds since the Unix epoch (UTC), the unit of every stored instant of the control plane.
 pub fn now_millis() -> i64 {

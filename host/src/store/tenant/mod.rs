@@ -25,7 +25,7 @@ pub use paging::DocumentInfo;
 pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use recipients::{EventRecord, Recipient};
 pub use schema::{gdt_table, otm_table};
-pub use secrets::SecretInfo;
+pub use secrets::{Sealed, SecretInfo};
 pub use shared_files::SharedArea;
 
 use super::db::Db;

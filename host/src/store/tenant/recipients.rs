@@ -8,7 +8,7 @@ use sqlx::Row;
 use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
 use super::schema::insertion_order;
 use super::{conflict_on_unique, select_list, TenantDb};
-use crate::model::value::MAX_EXACT_NUMBER;
+use crate::values::value::MAX_EXACT_NUMBER;
 use crate::model::{column, FieldType, Model, Value};
 use crate::rsql::{Condition, Dialect};
 use crate::store::group::Turn;

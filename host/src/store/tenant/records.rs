@@ -206,7 +206,7 @@ impl TenantDb {
 fn id_text(id: &Value) -> String {
     match id {
         Value::Text(s) => format!("'{s}'"),
-        Value::Number(n) => crate::model::value::number_to_json(*n).to_string(),
+        Value::Number(n) => crate::values::value::number_to_json(*n).to_string(),
         other => format!("{other:?}"),
     }
 }

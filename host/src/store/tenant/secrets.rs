@@ -4,8 +4,15 @@
 use sqlx::Row;
 
 use super::TenantDb;
-use crate::secrets::keys::Sealed;
 use crate::store::{now_millis, StoreResult};
+
+/// A sealed secret as it is stored: the id of the key that sealed it and the nonce followed by
+/// the ciphertext.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sealed {
+    pub key_id: String,
+    pub bytes: Vec<u8>,
+}
 
 /// A secret's name and when it was set (milliseconds since the Unix epoch): all that is ever
 /// listed.

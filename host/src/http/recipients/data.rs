@@ -7,10 +7,10 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value as Json_};
 
-use super::error::{ApiError, ApiResult};
-use super::extract::{decode_twice, json_body, AppBytes, AppPath, AppQuery, PublicCaller};
-use super::recipients::resolve;
-use super::{batch, filter_condition, wire, ApiContext};
+use super::identity::resolve;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{decode_twice, json_body, AppBytes, AppPath, AppQuery, PublicCaller};
+use crate::http::{batch, filter_condition, wire, ApiContext};
 use crate::domain;
 use crate::domain::triggers::Happening;
 use crate::flows::FlowEngine;
@@ -103,7 +103,7 @@ async fn achieve_event(
     }
     let r = resolve(t, &id).await?;
     let body = if body.is_empty() { None } else { Some(json_body(&body)?) };
-    let context = crate::flows::context::read(body, t, &super::assets::media(&ctx, t)).await.map_err(ApiError::BadRequest)?;
+    let context = crate::flows::context::read(body, t, &crate::http::assets::media(&ctx, t)).await.map_err(ApiError::BadRequest)?;
     let what = Happening::EventAchieved(&event);
     let triggered = FlowEngine::triggered(t, what).await?;
     let flows: Vec<_> = triggered.iter().map(|f| &f.flow).collect();

@@ -7,7 +7,7 @@ use std::io::Read as _;
 use anyhow::{bail, Context};
 
 use crate::cli::{InstanceSecrets, SecretsCommand};
-use crate::commands::control;
+use super::control;
 use crate::tenants::Tenant;
 
 pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
@@ -21,14 +21,14 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
             Ok(())
         }
         SecretsCommand::Set { target: InstanceSecrets { store, key, instance }, name } => {
-            super::check_name(&name).map_err(anyhow::Error::msg)?;
+            crate::secrets::check_name(&name).map_err(anyhow::Error::msg)?;
             let mut value = String::new();
             std::io::stdin().read_to_string(&mut value).context("reading the value from standard input")?;
             // A value typed or piped with `echo` ends with a line break that is not part of it.
             let value = value.strip_suffix('\n').map(|v| v.strip_suffix('\r').unwrap_or(v)).unwrap_or(&value);
             let ring = key.settings().load(&store.data_dir)?;
             let (_, tenant) = open(&store, &instance).await?;
-            let (_, created) = super::set(&ring, &tenant, &name, value).await?;
+            let (_, created) = crate::secrets::set(&ring, &tenant, &name, value).await?;
             println!("{instance}: secret {name} {}", if created { "created" } else { "replaced" });
             Ok(())
         }
@@ -47,7 +47,7 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
             for instance in db.instances().await? {
                 let customer_id = instance.settings.customer_id.clone();
                 let (_, tenant) = open(&store, &customer_id).await?;
-                let (resealed, unopenable) = super::rotate(&ring, &tenant).await?;
+                let (resealed, unopenable) = crate::secrets::rotate(&ring, &tenant).await?;
                 println!("{customer_id}: {resealed} secret(s) sealed with key {}", ring.current_id());
                 for name in unopenable {
                     failed = true;
@@ -64,7 +64,7 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
 
 /// The instance `customer_id` with its model and store.
 async fn open(store: &crate::cli::StoreArgs, customer_id: &str) -> anyhow::Result<(crate::store::ControlDb, Tenant)> {
-    let db = crate::commands::control_with_demo(store).await?;
+    let db = super::control_with_demo(store).await?;
     let record = db.instance(customer_id).await?.with_context(|| format!("no instance '{customer_id}'"))?;
     let model = crate::model::Model::new(record.model.clone()).map_err(anyhow::Error::msg)?;
     // The store's tables are the server's to create (a server of this version has run on it);

@@ -1,6 +1,9 @@
 //! The subcommands other than `serve`'s server itself: thin wrappers that open the store and call
 //! the library.
 
+pub mod authoring;
+mod secrets;
+
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -142,10 +145,10 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             println!("{}: {}", output.display(), config.to_json());
             Ok(())
         }
-        Command::Extension { command: ExtensionCommand::New(args) } => crate::authoring::new::run(&args),
-        Command::Extension { command: ExtensionCommand::Run(args) } => crate::authoring::run::run(args).await,
-        Command::Extension { command: ExtensionCommand::Replay(args) } => crate::authoring::replay::run(args).await,
-        Command::Secrets { command } => crate::secrets::operator::run(command).await,
+        Command::Extension { command: ExtensionCommand::New(args) } => authoring::new::run(&args),
+        Command::Extension { command: ExtensionCommand::Run(args) } => authoring::run::run(args).await,
+        Command::Extension { command: ExtensionCommand::Replay(args) } => authoring::replay::run(args).await,
+        Command::Secrets { command } => secrets::run(command).await,
         Command::Seed(args) => {
             let db = control_with_demo(&args.store).await?;
             let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;

@@ -16,9 +16,9 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
-use super::error::{ApiError, ApiResult};
-use super::negotiate::JSON_UTF8;
-use super::recipients::recipient_json;
+use super::json::recipient_json;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::negotiate::JSON_UTF8;
 use crate::rsql::Condition;
 use crate::store::StoreError;
 use crate::tenants::Tenant;

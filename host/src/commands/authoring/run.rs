@@ -11,7 +11,7 @@ use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value as Json};
 
-use super::args::RunArgs;
+use crate::cli::authoring::RunArgs;
 use super::{file_id, report, Local};
 use crate::runtime::{CallFailure, ExtensionKind, Journal, Prepared, RecordedInput};
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use include_dir::{include_dir, Dir};
 
-use super::args::{Language, NewArgs, TypeArg};
+use crate::cli::authoring::{Language, NewArgs, TypeArg};
 
 static TEMPLATES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/templates/new");
 static WIT: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../wit");

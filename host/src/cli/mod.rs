@@ -1,5 +1,7 @@
 //! The command line: every setting is a flag and an environment variable.
 
+pub mod authoring;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -67,14 +69,14 @@ pub enum ExtensionCommand {
     /// not given is the safe default (secure, synchronous, no network, the operator's deadline).
     Config(ConfigArgs),
     /// Write a ready project for a new extension (build script, SDK, wit/, a test).
-    New(crate::authoring::args::NewArgs),
+    New(authoring::NewArgs),
     /// Run an extension file locally against an instance of the data directory, with the
     /// production runtime: a step, condition, monitor or authheader once (the answer, its log
     /// and what it wrote, as JSON), an http extension once or as a local server.
-    Run(crate::authoring::args::RunArgs),
+    Run(authoring::RunArgs),
     /// Run a new version of an extension on the input of a recorded failed execution and show
     /// both outcomes (a dry run unless --apply).
-    Replay(crate::authoring::args::ReplayArgs),
+    Replay(authoring::ReplayArgs),
 }
 
 #[derive(Debug, Args)]

@@ -22,9 +22,9 @@ use rand::RngCore;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use super::error::{ApiError, ApiResult};
-use super::recipients::recipient_json;
-use super::{filter_condition, ApiContext};
+use super::json::recipient_json;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::{filter_condition, ApiContext};
 use crate::paging::{neighbours, PageRequest, MAX_PAGE_SIZE};
 use crate::tenants::Tenant;
 

@@ -6,7 +6,6 @@
 //! changes from the call's journal, and throws the copy away: the real data is never opened for
 //! writing, and the execution reads its own writes as it would in production.
 
-pub mod args;
 pub mod new;
 pub mod replay;
 pub mod run;
@@ -19,7 +18,7 @@ use serde_json::{json, Value as Json};
 use crate::model::Model;
 use crate::runtime::{Call, ExtensionKind, Journal, Prepared, Ran, Runtime};
 use crate::tenants::Tenant;
-use args::LocalArgs;
+use crate::cli::authoring::LocalArgs;
 
 /// An instance of the local data directory, opened for a run, with the production runtime.
 pub(crate) struct Local {

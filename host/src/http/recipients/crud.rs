@@ -1,82 +1,26 @@
-//! Recipients API: the collection and single recipients (Person Data).
+//! The collection and single recipients (Person Data): list, create, read, upsert, delete.
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
-use super::error::{ApiError, ApiResult};
-use super::extract::{decode_twice, AppJson, AppPath, AppQuery, PublicCaller};
+use super::identity::{parse_ref, resolve};
+use super::json::{created, recipient_json};
 use super::paged::{self, CollectionQuery};
 use super::stream;
-use super::{filter_condition, wire, ApiContext};
 use crate::domain;
 use crate::domain::triggers::{Happening, Triggers};
-use crate::model::{Model, Value};
-use crate::store::tenant::Recipient;
-use crate::tenants::Tenant;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{AppJson, AppPath, AppQuery, PublicCaller};
+use crate::http::{filter_condition, wire, ApiContext};
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new()
         .route("/recipients", get(list).post(create))
         .route("/recipients/{recipient_id}", get(read).put(upsert).delete(remove))
-}
-
-/// A `{recipientId}` path segment: which unique field, and the value to look for.
-pub(crate) struct RecipientRef {
-    pub field: usize,
-    pub value: Value,
-}
-
-/// Reads a `{recipientId}` segment (decoded once by the router): the Recipient Id value, or
-/// `<unique field>=<value>`, each part decoded a second time.
-pub(crate) fn parse_ref(model: &Model, segment: &str) -> ApiResult<RecipientRef> {
-    let fields = &model.def.person_data;
-    let (field, raw_value) = match segment.split_once('=') {
-        Some((name, value)) => {
-            let name = decode_twice(name)?;
-            let index = fields
-                .iter()
-                .position(|f| f.name == name)
-                .ok_or_else(|| ApiError::bad(format!("the path expression field '{name}' is not a Person Data field")))?;
-            if !fields[index].unique {
-                return Err(ApiError::bad(format!("the path expression field '{name}' is not unique")));
-            }
-            (index, value)
-        }
-        None => (model.def.recipient_id_index(), segment),
-    };
-    let text = decode_twice(raw_value)?;
-    if text.is_empty() {
-        return Err(ApiError::bad("the recipient identifier in the path is empty"));
-    }
-    let value = Value::from_text(fields[field].ty, &text, &model.formats)
-        .map_err(|e| ApiError::bad(format!("the path expression field {} {e}", fields[field].name)))?;
-    Ok(RecipientRef { field, value })
-}
-
-/// The recipient a `{recipientId}` segment names, or 404.
-pub(super) async fn resolve(tenant: &Tenant, segment: &str) -> ApiResult<Recipient> {
-    let r = parse_ref(&tenant.model, segment)?;
-    tenant.db.find_recipient(&tenant.model, r.field, &r.value).await?.ok_or(ApiError::NotFound)
-}
-
-/// `{"personData": {...}}` with every field, empty ones as null.
-pub(super) fn recipient_json(model: &Model, r: &Recipient) -> Json_ {
-    json!({ "personData": wire::record_json(&model.def.person_data, &r.values, &model.formats) })
-}
-
-fn location(model: &Model, r: &Recipient) -> String {
-    let index = model.def.recipient_id_index();
-    let id = r.values[index].to_text(&model.formats);
-    let encoded = percent_encoding::utf8_percent_encode(&id, percent_encoding::NON_ALPHANUMERIC).to_string();
-    format!("/recipients/{}", encoded.replace('%', "%25"))
-}
-
-fn created(model: &Model, r: &Recipient) -> Response {
-    (StatusCode::CREATED, [(header::LOCATION, location(model, r))], Json(recipient_json(model, r))).into_response()
 }
 
 /// GET /recipients: a JSON array, or with `objectResponse=true` a paged object (`paged.rs`).

@@ -12,8 +12,7 @@
 use chrono::{NaiveDate, NaiveDateTime};
 use serde_json::Value as Json;
 
-use super::definition::FieldType;
-use super::Formats;
+use super::{FieldType, Formats};
 
 /// The largest magnitude of a NUMBER: 2^53 − 1 (JavaScript's `Number.MAX_SAFE_INTEGER`).
 pub const MAX_EXACT_NUMBER: f64 = 9_007_199_254_740_991.0;

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use serde_json::json;
 
-use super::args::ReplayArgs;
+use crate::cli::authoring::ReplayArgs;
 use super::{report, Local};
 use crate::runtime::{Journal, RecordedInput};
 

@@ -11,7 +11,35 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-const GUESTS: [&str; 27] = ["echo", "open-webhook", "spin", "bomb", "panic", "sleepy", "fetch", "crm-webhook", "recipient-finder", "open-reader", "step-tagger", "condition-adult", "monitor-ok", "authheader-key", "store-locator", "async-open", "async-secure", "recipient-admin", "hello", "flow-probe", "recent-buyer", "nearest-store", "authheader-oauth", "authheader-leaky", "monitor-http", "crm-call", "counter"];
+const GUESTS: [&str; 27] = [
+    "echo",
+    "open-webhook",
+    "spin",
+    "bomb",
+    "panic",
+    "sleepy",
+    "fetch",
+    "crm-webhook",
+    "recipient-finder",
+    "open-reader",
+    "step-tagger",
+    "condition-adult",
+    "monitor-ok",
+    "authheader-key",
+    "store-locator",
+    "async-open",
+    "async-secure",
+    "recipient-admin",
+    "hello",
+    "flow-probe",
+    "recent-buyer",
+    "nearest-store",
+    "authheader-oauth",
+    "authheader-leaky",
+    "monitor-http",
+    "crm-call",
+    "counter",
+];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -62,7 +90,10 @@ const SCRIPTED: [(&str, &str, &str, bool); 8] = [
 fn build_scripted(root: &Path, out: &Path) {
     std::fs::create_dir_all(out).unwrap();
     let tools = Command::new("bash").arg(root.join("scripts/guest-tools.sh")).stderr(Stdio::inherit()).output().expect("bash runs");
-    assert!(tools.status.success(), "installing componentize-js and componentize-py failed (scripts/guest-tools.sh): is Node with npm and Python 3 with venv there?");
+    assert!(
+        tools.status.success(),
+        "installing componentize-js and componentize-py failed (scripts/guest-tools.sh): is Node with npm and Python 3 with venv there?"
+    );
     let tools = PathBuf::from(String::from_utf8(tools.stdout).unwrap().trim());
     // The tests that build the projects `herald extension new` writes use the same tools.
     println!("cargo:rustc-env=GUEST_TOOLS={}", tools.display());
@@ -109,7 +140,12 @@ fn build_scripted(root: &Path, out: &Path) {
     }
     for (name, wasm, stamp, inputs, open, child) in building {
         let done = child.wait_with_output().expect("the guest tool ends");
-        assert!(done.status.success(), "building {name} failed:\n{}{}", String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+        assert!(
+            done.status.success(),
+            "building {name} failed:\n{}{}",
+            String::from_utf8_lossy(&done.stdout),
+            String::from_utf8_lossy(&done.stderr)
+        );
         if open {
             // What `herald extension config --open` writes, done here without the binary (a build
             // script runs before it exists): a custom section appended at the top level.

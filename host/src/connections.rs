@@ -50,17 +50,18 @@ pub struct ConnectionSettings {
 
 impl Default for ConnectionSettings {
     fn default() -> ConnectionSettings {
-        ConnectionSettings {
-            header_timeout: Duration::from_secs(30),
-            body_timeout: Duration::from_secs(30),
-            max_connections: 4096,
-        }
+        ConnectionSettings { header_timeout: Duration::from_secs(30), body_timeout: Duration::from_secs(30), max_connections: 4096 }
     }
 }
 
 /// Serves `app` on `listener` until `stop` turns true, then waits for the connections' requests
 /// under way.
-pub async fn serve(listener: TcpListener, app: Router, settings: ConnectionSettings, mut stop: watch::Receiver<bool>) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    settings: ConnectionSettings,
+    mut stop: watch::Receiver<bool>,
+) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
     // HTTP/1.1 only: detecting HTTP/2's preface reads the connection's first bytes before any

@@ -4,11 +4,11 @@ pub mod assets;
 pub mod auth;
 pub mod cli;
 pub mod commands;
-#[cfg(test)]
-mod fuzz;
 pub mod connections;
 pub mod domain;
 pub mod flows;
+#[cfg(test)]
+mod fuzz;
 pub mod http;
 #[cfg(test)]
 mod layering;

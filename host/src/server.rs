@@ -13,10 +13,10 @@ use tokio::task::JoinHandle;
 
 use crate::auth::Authenticator;
 use crate::connections::{self, ConnectionSettings};
+use crate::flows::FlowEngine;
 use crate::http::{api_router, extensions_router, ApiContext, ApiServices};
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
 use crate::paging::Clock;
-use crate::flows::FlowEngine;
 use crate::queue::{FlowJobs, Queue, QueueSettings, Workers};
 use crate::runtime::{Runtime, RuntimeSettings};
 use crate::store::{Backend, ControlDb};
@@ -74,8 +74,7 @@ pub struct RunningServer {
 }
 
 pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
-    std::fs::create_dir_all(&config.data_dir)
-        .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
+    std::fs::create_dir_all(&config.data_dir).with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
     let backend = Backend::new(&config.data_dir, config.database_url.as_deref())?;
     let control = ControlDb::open(&backend).await.context("opening the control database")?;
     let demo = if config.demo { demo::ensure(&control, &config.data_dir).await? } else { false };
@@ -85,11 +84,8 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     }
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
     let daily = Arc::new(DailyCounters::new(control.clone()));
-    let limits = Arc::new(Limits {
-        concurrency: ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE),
-        daily: daily.clone(),
-        rate: config.rate,
-    });
+    let limits =
+        Arc::new(Limits { concurrency: ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE), daily: daily.clone(), rate: config.rate });
     let runtime = Runtime::new(&config.data_dir, config.runtime.clone(), config.clock.clone())?;
     let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
     // The queue runs flow runs, and flows start runs through the queue: wired once both exist.
@@ -148,7 +144,12 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         crate::ops::metrics::handle();
         let listener = TcpListener::bind(ops).await.with_context(|| format!("cannot listen on {ops}"))?;
         ops_addr = Some(listener.local_addr()?);
-        let ops_ctx = crate::ops::OpsContext { control: control.clone(), tenants: tenants.clone(), daily: daily.clone(), clock: config.clock.clone() };
+        let ops_ctx = crate::ops::OpsContext {
+            control: control.clone(),
+            tenants: tenants.clone(),
+            daily: daily.clone(),
+            clock: config.clock.clone(),
+        };
         servers.push(serve(listener, crate::ops::router(ops_ctx), config.connections, signal.clone()));
     }
     let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
@@ -159,7 +160,12 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     Ok(RunningServer { addr, extensions_addr, ops_addr, demo, shutdown, servers, background, daily, runtime, queue })
 }
 
-fn serve(listener: TcpListener, app: axum::Router, settings: ConnectionSettings, signal: watch::Receiver<bool>) -> JoinHandle<std::io::Result<()>> {
+fn serve(
+    listener: TcpListener,
+    app: axum::Router,
+    settings: ConnectionSettings,
+    signal: watch::Receiver<bool>,
+) -> JoinHandle<std::io::Result<()>> {
     tokio::spawn(connections::serve(listener, app, settings, signal))
 }
 

@@ -61,27 +61,65 @@ macro_rules! __config_json {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __config_member {
-    (open : $v:tt) => { concat!("\"open\":", stringify!($v)) };
-    (asynchronous : $v:tt) => { concat!("\"async\":", stringify!($v)) };
-    (allowed_hosts : $v:tt) => { concat!("\"allowed_hosts\":", stringify!($v)) };
-    (timeout_ms : $v:tt) => { concat!("\"timeout_ms\":", stringify!($v)) };
-    (memory_mb : $v:tt) => { concat!("\"memory_mb\":", stringify!($v)) };
-    (bound_hosts : $v:tt) => { concat!("\"bound_hosts\":", stringify!($v)) };
-    (schedule : $v:tt) => { concat!("\"schedule\":", stringify!($v)) };
-    (alert : $v:tt) => { concat!("\"alert\":", stringify!($v)) };
-    (reuse_calls : $v:tt) => { concat!("\"reuse_calls\":", stringify!($v)) };
-    (reuse_idle_seconds : $v:tt) => { concat!("\"reuse_idle_seconds\":", stringify!($v)) };
-    ($other:ident : $v:tt) => { compile_error!(concat!("unknown herald:config key `", stringify!($other), "` (open, asynchronous, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert, reuse_calls, reuse_idle_seconds)")) };
+    (open : $v:tt) => {
+        concat!("\"open\":", stringify!($v))
+    };
+    (asynchronous : $v:tt) => {
+        concat!("\"async\":", stringify!($v))
+    };
+    (allowed_hosts : $v:tt) => {
+        concat!("\"allowed_hosts\":", stringify!($v))
+    };
+    (timeout_ms : $v:tt) => {
+        concat!("\"timeout_ms\":", stringify!($v))
+    };
+    (memory_mb : $v:tt) => {
+        concat!("\"memory_mb\":", stringify!($v))
+    };
+    (bound_hosts : $v:tt) => {
+        concat!("\"bound_hosts\":", stringify!($v))
+    };
+    (schedule : $v:tt) => {
+        concat!("\"schedule\":", stringify!($v))
+    };
+    (alert : $v:tt) => {
+        concat!("\"alert\":", stringify!($v))
+    };
+    (reuse_calls : $v:tt) => {
+        concat!("\"reuse_calls\":", stringify!($v))
+    };
+    (reuse_idle_seconds : $v:tt) => {
+        concat!("\"reuse_idle_seconds\":", stringify!($v))
+    };
+    ($other:ident : $v:tt) => {
+        compile_error!(concat!(
+            "unknown herald:config key `",
+            stringify!($other),
+            "` (open, asynchronous, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert, reuse_calls, reuse_idle_seconds)"
+        ))
+    };
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_json_is_what_the_host_reads() {
-        let json: serde_json::Value = serde_json::from_str(crate::__config_json!(open: true, asynchronous: true, allowed_hosts: ["a.example", "*.b.example"], timeout_ms: 1500)).unwrap();
-        assert_eq!(json, serde_json::json!({"open": true, "async": true, "allowed_hosts": ["a.example", "*.b.example"], "timeout_ms": 1500}));
+        let json: serde_json::Value = serde_json::from_str(
+            crate::__config_json!(open: true, asynchronous: true, allowed_hosts: ["a.example", "*.b.example"], timeout_ms: 1500),
+        )
+        .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"open": true, "async": true, "allowed_hosts": ["a.example", "*.b.example"], "timeout_ms": 1500})
+        );
         assert_eq!(crate::config::bytes::<4>("open"), *b"open");
-        let json: serde_json::Value = serde_json::from_str(crate::__config_json!(bound_hosts: ["crm.example.com"], schedule: "every 5m", alert: {"event": "DOWN", "recipient": 7})).unwrap();
-        assert_eq!(json, serde_json::json!({"bound_hosts": ["crm.example.com"], "schedule": "every 5m", "alert": {"event": "DOWN", "recipient": 7}}));
+        let json: serde_json::Value = serde_json::from_str(
+            crate::__config_json!(bound_hosts: ["crm.example.com"], schedule: "every 5m", alert: {"event": "DOWN", "recipient": 7}),
+        )
+        .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"bound_hosts": ["crm.example.com"], "schedule": "every 5m", "alert": {"event": "DOWN", "recipient": 7}})
+        );
     }
 }

@@ -192,10 +192,7 @@ macro_rules! http_extension {
         struct __HeraldHttpExtension;
 
         impl $crate::wasip2::exports::http::incoming_handler::Guest for __HeraldHttpExtension {
-            fn handle(
-                request: $crate::wasip2::http::types::IncomingRequest,
-                out: $crate::wasip2::http::types::ResponseOutparam,
-            ) {
+            fn handle(request: $crate::wasip2::http::types::IncomingRequest, out: $crate::wasip2::http::types::ResponseOutparam) {
                 $crate::http::serve::<$handler>(request, out)
             }
         }
@@ -210,7 +207,8 @@ mod tests {
 
     #[test]
     fn query_parameters_are_decoded() {
-        let r = Request { method: "GET".into(), path_with_query: "/a/b?x=1&name=Ann%20Lee&flag&q=a+b".into(), headers: vec![], body: vec![] };
+        let r =
+            Request { method: "GET".into(), path_with_query: "/a/b?x=1&name=Ann%20Lee&flag&q=a+b".into(), headers: vec![], body: vec![] };
         assert_eq!(r.path(), "/a/b");
         assert_eq!(r.query("name").as_deref(), Some("Ann Lee"));
         assert_eq!(r.query("flag").as_deref(), Some(""));

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use herald_host::connections::ConnectionSettings;
 use herald_host::limits::RateSettings;
+use herald_host::paging::ManualClock;
 use herald_host::queue::QueueSettings;
 use herald_host::runtime::RuntimeSettings;
-use herald_host::paging::ManualClock;
 use herald_host::server::{self, RunningServer, ServerConfig};
 use herald_host::store::Backend;
 
@@ -307,7 +307,8 @@ impl Api {
 
     /// Uploads template `name` with `text` (replacing one there) and commits it.
     pub async fn commit_template(&self, name: &str, text: &str) {
-        let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(name.to_string()));
+        let form = reqwest::multipart::Form::new()
+            .part("file", reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(name.to_string()));
         let put = answer(self.request(Method::PUT, "/assets/templates").multipart(form).send().await.expect("upload")).await;
         assert!(put.status == 200 || put.status == 201, "template upload: {}", put.status);
         let form = reqwest::multipart::Form::new().text("file", name.to_string());

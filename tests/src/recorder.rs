@@ -88,10 +88,8 @@ impl Recorder {
         let mut lines = head.split("\r\n");
         let mut first = lines.next().unwrap_or_default().split(' ');
         let (method, path) = (first.next().unwrap_or_default().to_string(), first.next().unwrap_or_default().to_string());
-        let headers: HashMap<String, String> = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-            .collect();
+        let headers: HashMap<String, String> =
+            lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
         let length: usize = headers.get("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
         let mut body = buffer[head_end + 4..].to_vec();
         while body.len() < length {

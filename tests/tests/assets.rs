@@ -109,7 +109,10 @@ async fn templates_reference_resources_and_commit() {
     send(&api, Method::POST, "/assets/templates/:commit", naming("mail/welcome.html")).await.expect(200);
     assert_eq!(api.get("/assets/resources/list?folder=img").await.json()[0]["referenced"], false);
     send(&api, Method::DELETE, "/assets/resources", naming("img/logo.png")).await.expect(204);
-    assert_eq!(api.get("/assets/templates/list?folder=mail").await.json(), json!([{"name": "welcome.html", "isFolder": false, "referenced": false}]));
+    assert_eq!(
+        api.get("/assets/templates/list?folder=mail").await.json(),
+        json!([{"name": "welcome.html", "isFolder": false, "referenced": false}])
+    );
 }
 
 #[tokio::test]
@@ -126,7 +129,9 @@ async fn context_schemas_only_grow() {
     let refused = send(&api, Method::PUT, "/assets/contexts", file("order.json", changed)).await;
     refused.expect(409);
     assert!(refused.message().contains("CUSTOMER.EMAIL"), "{}", refused.message());
-    let malformed = send(&api, Method::POST, "/assets/contexts", file("bad.json", r#"{"models": [{"name": "X", "type": "people", "fields": []}]}"#)).await;
+    let malformed =
+        send(&api, Method::POST, "/assets/contexts", file("bad.json", r#"{"models": [{"name": "X", "type": "people", "fields": []}]}"#))
+            .await;
     malformed.expect(400);
     assert!(malformed.message().contains("schema"));
     send(&api, Method::POST, "/assets/contexts", file("notes.txt", v1)).await.expect(400);
@@ -195,12 +200,15 @@ async fn extensions_are_stored_with_their_type() {
     let s = TestServer::start().await;
     let api = s.demo().await;
     let echo = std::fs::read(env!("GUEST_ECHO")).unwrap();
-    let created = send(&api, Method::POST, "/assets/extensions", file("hook.wasm", echo.clone()).text("type", "http").text("folder", "web")).await;
+    let created =
+        send(&api, Method::POST, "/assets/extensions", file("hook.wasm", echo.clone()).text("type", "http").text("folder", "web")).await;
     created.expect(201);
     assert_eq!(created.json()["type"], "http");
     assert_eq!(created.json()["path"], "extensions/web/hook.wasm");
     assert_eq!(created.json()["sha256"].as_str().unwrap().len(), 64);
-    send(&api, Method::POST, "/assets/extensions", file("hook.wasm", echo.clone()).text("type", "http").text("folder", "web")).await.expect(409);
+    send(&api, Method::POST, "/assets/extensions", file("hook.wasm", echo.clone()).text("type", "http").text("folder", "web"))
+        .await
+        .expect(409);
     send(&api, Method::POST, "/assets/extensions", file("other.wasm", "x")).await.expect(400);
     let bad = send(&api, Method::POST, "/assets/extensions", file("other.wasm", "x").text("type", "cron")).await;
     bad.expect(400);

@@ -29,13 +29,20 @@ async fn token_endpoint_refuses_bad_requests_and_bad_credentials() {
     let url = format!("{}/oauth2/token", s.base);
     let post = |form: Vec<(&'static str, &'static str)>| s.client.post(&url).form(&form).send();
 
-    let wrong = answer(post(vec![("grant_type", "client_credentials"), ("client_id", "demo-public-key"), ("client_secret", "nope")]).await.unwrap()).await;
+    let wrong = answer(
+        post(vec![("grant_type", "client_credentials"), ("client_id", "demo-public-key"), ("client_secret", "nope")]).await.unwrap(),
+    )
+    .await;
     wrong.expect(401);
     assert!(wrong.text.is_empty(), "401 bodies are empty");
-    let unknown = answer(post(vec![("grant_type", "client_credentials"), ("client_id", "nobody"), ("client_secret", "x")]).await.unwrap()).await;
+    let unknown =
+        answer(post(vec![("grant_type", "client_credentials"), ("client_id", "nobody"), ("client_secret", "x")]).await.unwrap()).await;
     unknown.expect(401);
 
-    let grant = answer(post(vec![("grant_type", "password"), ("client_id", "demo-public-key"), ("client_secret", "demo-public-secret")]).await.unwrap()).await;
+    let grant = answer(
+        post(vec![("grant_type", "password"), ("client_id", "demo-public-key"), ("client_secret", "demo-public-secret")]).await.unwrap(),
+    )
+    .await;
     grant.expect(400);
     assert_eq!(grant.json()["error"], "unsupported_grant_type");
     assert!(grant.message().contains("client_credentials"));
@@ -77,13 +84,7 @@ async fn calls_need_valid_credentials() {
 #[tokio::test]
 async fn basic_authentication_is_accepted() {
     let s = TestServer::start().await;
-    let r = s
-        .client
-        .get(format!("{}/globaldata/", s.base))
-        .basic_auth("demo-public-key", Some("demo-public-secret"))
-        .send()
-        .await
-        .unwrap();
+    let r = s.client.get(format!("{}/globaldata/", s.base)).basic_auth("demo-public-key", Some("demo-public-secret")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let wrong = s.client.get(format!("{}/globaldata/", s.base)).basic_auth("demo-public-key", Some("x")).send().await.unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);

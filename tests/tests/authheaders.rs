@@ -78,11 +78,20 @@ async fn a_bound_host_gets_the_header_and_no_one_else_does() {
 
     // Two authheaders bound to one host: refused, naming the other.
     let form = herald_tests::reqwest::multipart::Form::new()
-        .part("file", herald_tests::reqwest::multipart::Part::bytes(std::fs::read(env!("GUEST_AUTHHEADER_LEAKY")).unwrap()).file_name("leaky.wasm"))
+        .part(
+            "file",
+            herald_tests::reqwest::multipart::Part::bytes(std::fs::read(env!("GUEST_AUTHHEADER_LEAKY")).unwrap()).file_name("leaky.wasm"),
+        )
         .text("type", "authheader");
-    let clash = herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await;
+    let clash =
+        herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap())
+            .await;
     clash.expect(409);
-    assert!(clash.message().contains("'127.0.0.1' overlaps '127.0.0.1', bound to the authheader extension key.wasm"), "{}", clash.message());
+    assert!(
+        clash.message().contains("'127.0.0.1' overlaps '127.0.0.1', bound to the authheader extension key.wasm"),
+        "{}",
+        clash.message()
+    );
 }
 
 #[tokio::test]
@@ -125,7 +134,11 @@ async fn an_oauth_token_is_fetched_once_and_again_when_it_expires() {
     let api = s.demo().await;
     api.upload_extension("crm.wasm", env!("GUEST_CRM_CALL"), "http").await;
     api.upload_extension("oauth.wasm", env!("GUEST_AUTHHEADER_OAUTH"), "authheader").await;
-    for (name, value) in [("OAUTH_TOKEN_URL", api_host.url("127.0.0.1", "/token")), ("OAUTH_CLIENT_ID", "herald".into()), ("OAUTH_CLIENT_SECRET", "cs-1234".into())] {
+    for (name, value) in [
+        ("OAUTH_TOKEN_URL", api_host.url("127.0.0.1", "/token")),
+        ("OAUTH_CLIENT_ID", "herald".into()),
+        ("OAUTH_CLIENT_SECRET", "cs-1234".into()),
+    ] {
         api.put(&format!("/extensions/secrets/{name}"), json!({"value": value})).await.expect(201);
     }
     // Five calls at once to the bound host (localhost): one token request, the same token on all.
@@ -141,7 +154,10 @@ async fn an_oauth_token_is_fetched_once_and_again_when_it_expires() {
     // The token request was the authheader's own: client credentials in the form, no header added.
     let token_requests = api_host.seen_at("/token");
     let token_request = &token_requests[0];
-    assert!(token_request.body.contains("client_secret=cs-1234") && token_request.headers.get("authorization").is_none(), "{token_request:?}");
+    assert!(
+        token_request.body.contains("client_secret=cs-1234") && token_request.headers.get("authorization").is_none(),
+        "{token_request:?}"
+    );
     // Past its lifetime the token is fetched again.
     tokio::time::sleep(Duration::from_millis(3500)).await;
     call(&api, &api_host.url("localhost", "/v1/people")).await;

@@ -35,7 +35,11 @@ async fn stored_field(data_dir: &Path, user_id: i64, field: &str) -> Option<Stri
     use sqlx::{Connection, Row};
     let url = format!("sqlite://{}?mode=ro", data_dir.join("instances/demo/data.db").display());
     let mut db = sqlx::SqliteConnection::connect(&url).await.unwrap();
-    let row = sqlx::query(&format!("SELECT \"{field}\" FROM recipients WHERE \"USER_ID\" = ?")).bind(user_id).fetch_optional(&mut db).await.unwrap();
+    let row = sqlx::query(&format!("SELECT \"{field}\" FROM recipients WHERE \"USER_ID\" = ?"))
+        .bind(user_id)
+        .fetch_optional(&mut db)
+        .await
+        .unwrap();
     row.and_then(|r| r.get::<Option<String>, _>(0))
 }
 
@@ -51,8 +55,14 @@ async fn new_projects_in_every_language_build_and_pass_their_own_test() {
     // JavaScript and Python build without a network once their tool is installed: their tests
     // run in a network namespace of their own where the machine allows one.
     let offline = std::process::Command::new("unshare").args(["-n", "true"]).status().is_ok_and(|s| s.success());
-    let variants: [(&str, &str, bool); 6] =
-        [("http", "", false), ("http", "-open", true), ("step", "", false), ("condition", "", false), ("monitor", "", false), ("authheader", "", false)];
+    let variants: [(&str, &str, bool); 6] = [
+        ("http", "", false),
+        ("http", "-open", true),
+        ("step", "", false),
+        ("condition", "", false),
+        ("monitor", "", false),
+        ("authheader", "", false),
+    ];
     for lang in ["js", "python", "rust"] {
         for (kind, suffix, open) in variants {
             let name = format!("{lang}-{kind}{suffix}");
@@ -130,8 +140,20 @@ async fn a_local_run_lists_its_changes_and_a_dry_run_keeps_none() {
     let order = json!({"customer": {"email": "eve@example.com", "first_name": "Eve"},
                        "order": {"id": "A-7", "paid_at": "2026-11-20T10:00:00Z", "lines": [{"title": "Tea", "price": 4.5}, {"title": "Cup", "price": 9}]}});
     let (hook, ok) = run_json(&[
-        "extension", "run", env!("GUEST_JS_SHOP_WEBHOOK"), "--data-dir", data, "--dry-run", "--method", "POST", "--path", "/",
-        "--header", "content-type: application/json", "--body", &order.to_string(),
+        "extension",
+        "run",
+        env!("GUEST_JS_SHOP_WEBHOOK"),
+        "--data-dir",
+        data,
+        "--dry-run",
+        "--method",
+        "POST",
+        "--path",
+        "/",
+        "--header",
+        "content-type: application/json",
+        "--body",
+        &order.to_string(),
     ])
     .await;
     assert!(ok, "{hook}");
@@ -145,7 +167,11 @@ async fn a_local_run_lists_its_changes_and_a_dry_run_keeps_none() {
     assert!(!ok && panicked["outcome"] == "failed", "{panicked}");
     // Input of another type, and a field the instance does not have, are refused with reasons.
     let wrong = herald(&["extension", "run", step, "--data-dir", data, "--recipient", r#"{"SHOE_SIZE": 44}"#]).await;
-    assert!(String::from_utf8_lossy(&wrong.stderr).contains("SHOE_SIZE is not a Person Data field"), "{}", String::from_utf8_lossy(&wrong.stderr));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("SHOE_SIZE is not a Person Data field"),
+        "{}",
+        String::from_utf8_lossy(&wrong.stderr)
+    );
 }
 
 #[tokio::test]
@@ -284,7 +310,11 @@ async fn a_failed_execution_keeps_its_input_without_credentials_and_a_new_versio
     let (step, ok) = run_json(&args).await;
     assert!(ok, "{step}");
     assert_eq!(step["execution"]["outcome"], "error: no USER_ID", "{step}");
-    assert_eq!((step["replayed"]["outcome"].as_str(), step["difference"].as_str()), (Some("declined"), Some("same outcome: declined")), "{step}");
+    assert_eq!(
+        (step["replayed"]["outcome"].as_str(), step["difference"].as_str()),
+        (Some("declined"), Some("same outcome: declined")),
+        "{step}"
+    );
     // Only failures keep their input; an extension with none recorded says so.
     let none = herald(&["extension", "replay", env!("GUEST_ECHO"), "--extension", "nothing", "--data-dir", &data]).await;
     assert!(!none.status.success());

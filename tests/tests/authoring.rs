@@ -46,7 +46,11 @@ async fn the_config_tool_opens_an_extension_and_shows_its_section() {
     // Bad options are refused with the section's own messages; a Rust component whose core
     // module carries the section is left to its source.
     let bad = herald(&["extension", "config", file.to_str().unwrap(), "-o", "/dev/null", "--timeout-ms", "0"]).await;
-    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("'timeout_ms' must be"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(
+        !bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("'timeout_ms' must be"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
     let nested = herald(&["extension", "config", env!("GUEST_FETCH"), "-o", "/dev/null", "--open"]).await;
     assert!(String::from_utf8_lossy(&nested.stderr).contains("core module carries"), "{}", String::from_utf8_lossy(&nested.stderr));
 }
@@ -58,7 +62,11 @@ async fn an_extension_asks_for_its_memory_within_the_operators_maximum() {
     // More than the operator's maximum (256 MiB by default): refused at upload.
     let greedy = upload(&api, "greedy.wasm", configured(env!("GUEST_ECHO"), &["--memory-mb", "300"]).await).await;
     greedy.expect(400);
-    assert!(greedy.message().contains("'memory_mb' asks for 300 MiB; this server lets an extension have at most 256 MiB"), "{}", greedy.message());
+    assert!(
+        greedy.message().contains("'memory_mb' asks for 300 MiB; this server lets an extension have at most 256 MiB"),
+        "{}",
+        greedy.message()
+    );
     // 1 MiB is less than the guest's own stack: its calls fail (502), with the reason logged.
     upload(&api, "tiny.wasm", configured(env!("GUEST_ECHO"), &["--memory-mb", "1"]).await).await.expect(201);
     api.get("/extensions/secure/tiny").await.expect(502);

@@ -8,23 +8,21 @@ use herald_tests::{answer, json, TestServer};
 async fn request_bodies_must_be_json() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let r = api.request(Method::POST, "/recipients")
-        .header("Content-Type", "text/plain")
-        .body(r#"{"personData":{}}"#)
-        .send()
-        .await
-        .unwrap();
+    let r =
+        api.request(Method::POST, "/recipients").header("Content-Type", "text/plain").body(r#"{"personData":{}}"#).send().await.unwrap();
     let a = answer(r).await;
     a.expect(415);
     assert!(a.text.is_empty());
-    let latin = api.request(Method::POST, "/recipients")
+    let latin = api
+        .request(Method::POST, "/recipients")
         .header("Content-Type", "application/json; charset=iso-8859-1")
         .body(r#"{"personData":{}}"#)
         .send()
         .await
         .unwrap();
     assert_eq!(latin.status(), 415);
-    let plain_json = api.request(Method::POST, "/recipients")
+    let plain_json = api
+        .request(Method::POST, "/recipients")
         .header("Content-Type", "application/json")
         .body(r#"{"personData":{"EMAIL":"plain@example.com"}}"#)
         .send()
@@ -37,9 +35,7 @@ async fn request_bodies_must_be_json() {
 async fn accept_must_admit_json() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let get = |accept: &'static str| {
-        api.request(Method::GET, "/globaldata/").header("Accept", accept).send()
-    };
+    let get = |accept: &'static str| api.request(Method::GET, "/globaldata/").header("Accept", accept).send();
     assert_eq!(get("text/html").await.unwrap().status(), 406);
     assert_eq!(get("application/json;q=0").await.unwrap().status(), 406);
     assert_eq!(get("application/json; charset=utf-8").await.unwrap().status(), 200);
@@ -50,12 +46,7 @@ async fn accept_must_admit_json() {
 async fn malformed_json_is_a_400_with_a_message() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let r = api.request(Method::POST, "/recipients")
-        .header("Content-Type", "application/json")
-        .body("{not json")
-        .send()
-        .await
-        .unwrap();
+    let r = api.request(Method::POST, "/recipients").header("Content-Type", "application/json").body("{not json").send().await.unwrap();
     let a = answer(r).await;
     a.expect(400);
     assert!(a.message().contains("not valid JSON"), "{}", a.message());
@@ -86,12 +77,7 @@ async fn payload_over_20_mb_is_413() {
     let s = TestServer::start().await;
     let api = s.demo().await;
     let big = format!("{{\"personData\":{{\"FIRST_NAME\":\"{}\"}}}}", "x".repeat(20 * 1024 * 1024));
-    let r = api.request(Method::POST, "/recipients")
-        .header("Content-Type", "application/json")
-        .body(big)
-        .send()
-        .await
-        .unwrap();
+    let r = api.request(Method::POST, "/recipients").header("Content-Type", "application/json").body(big).send().await.unwrap();
     assert_eq!(r.status(), 413);
 }
 
@@ -115,7 +101,9 @@ async fn data_survives_a_restart() {
     let s = TestServer::start().await;
     let api = s.demo().await;
     let id = api.create_recipient(json!({"EMAIL": "durable@example.com", "SCORE": 4.5})).await;
-    api.post(&format!("/recipients/{id}/oneToManyTables/DEVICES/:batchUpdateRecords"), json!([{"ID": "d1", "PLATFORM": "ios"}])).await.expect(200);
+    api.post(&format!("/recipients/{id}/oneToManyTables/DEVICES/:batchUpdateRecords"), json!([{"ID": "d1", "PLATFORM": "ios"}]))
+        .await
+        .expect(200);
     api.put("/globaldata/SUPPORT_EMAIL", json!({"VALUE": "help@example.com"})).await.expect(200);
     let s = s.restart().await;
     let api = s.demo().await;

@@ -90,7 +90,9 @@ async fn uploads_that_cannot_run_are_refused_with_a_reason() {
 async fn hostile_extensions_are_contained() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    for (name, path) in [("echo", env!("GUEST_ECHO")), ("spin", env!("GUEST_SPIN")), ("bomb", env!("GUEST_BOMB")), ("panic", env!("GUEST_PANIC"))] {
+    for (name, path) in
+        [("echo", env!("GUEST_ECHO")), ("spin", env!("GUEST_SPIN")), ("bomb", env!("GUEST_BOMB")), ("panic", env!("GUEST_PANIC"))]
+    {
         upload(&api, &format!("{name}.wasm"), guest(path), "http", None).await.expect(201);
     }
     // The endless loop ends at its deadline; meanwhile other calls are served.
@@ -262,7 +264,11 @@ async fn each_kind_may_import_only_what_its_world_offers() {
     for (kind, export) in [("step", "herald:platform/step@0.1.0"), ("monitor", "herald:platform/monitor@0.1.0")] {
         let refused = upload(&api, "reader.wasm", reads_secrets(export), kind, None).await;
         refused.expect(400);
-        assert!(refused.message().contains(&format!("type '{kind}' may not import herald:platform/secrets@0.1.0")), "{}", refused.message());
+        assert!(
+            refused.message().contains(&format!("type '{kind}' may not import herald:platform/secrets@0.1.0")),
+            "{}",
+            refused.message()
+        );
     }
     let authheader = upload(&api, "reader.wasm", reads_secrets("herald:platform/authheader@0.1.0"), "authheader", None).await;
     authheader.expect(400);

@@ -79,7 +79,11 @@ async fn nodes_run_in_order_with_both_branches_and_chained_events() {
     let api = s.demo().await;
     api.upload_extension("probe.wasm", env!("GUEST_FLOW_PROBE"), "step").await;
     api.upload_extension("adult.wasm", env!("GUEST_CONDITION_ADULT"), "condition").await;
-    api.commit_template("adult.txt", "{% set subject = \"Offer for \" ~ recipient.FIRST_NAME %}Hello {{ recipient.FIRST_NAME }} from {{ recipient.CITY }}").await;
+    api.commit_template(
+        "adult.txt",
+        "{% set subject = \"Offer for \" ~ recipient.FIRST_NAME %}Hello {{ recipient.FIRST_NAME }} from {{ recipient.CITY }}",
+    )
+    .await;
     api.commit_template("teen.txt", "Hi {{ recipient.FIRST_NAME }}").await;
     api.commit_template("newsletter.txt", "Newsletter for {{ recipient.EMAIL }}").await;
     let flow = json!({
@@ -104,7 +108,15 @@ async fn nodes_run_in_order_with_both_branches_and_chained_events() {
     runs_over(&api, "newsletter", adult, 1).await;
     let person = api.get(&format!("/recipients/{adult}")).await.json()["personData"].clone();
     assert_eq!((person["OPTIN"].as_bool(), person["SCORE"].as_f64(), person["CITY"].as_str()), (Some(true), Some(1.5), Some("no context")));
-    let events: Vec<String> = api.get(&format!("/recipients/{adult}/events")).await.json().as_array().unwrap().iter().map(|e| e["eventId"].as_str().unwrap().to_string()).collect();
+    let events: Vec<String> = api
+        .get(&format!("/recipients/{adult}/events"))
+        .await
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["eventId"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(events, ["PURCHASE_MADE", "NEWSLETTER_SIGNUP"]);
     let sent = history(&api, adult).await;
     let templates: Vec<&str> = sent.iter().map(|c| c["template"].as_str().unwrap()).collect();
@@ -113,7 +125,8 @@ async fn nodes_run_in_order_with_both_branches_and_chained_events() {
     let offer = sent.iter().find(|c| c["template"] == "adult.txt").unwrap();
     assert_eq!((offer["subject"].as_str(), offer["content"].as_str()), (Some("Offer for Max"), Some("Hello Max from no context")));
     let traced = run(&api, "purchase", &runs[0]).await;
-    let nodes: Vec<(&str, &str)> = traced["trace"].as_array().unwrap().iter().map(|e| (e["node"].as_str().unwrap(), e["kind"].as_str().unwrap())).collect();
+    let nodes: Vec<(&str, &str)> =
+        traced["trace"].as_array().unwrap().iter().map(|e| (e["node"].as_str().unwrap(), e["kind"].as_str().unwrap())).collect();
     assert_eq!(nodes, [("node 1", "condition"), ("node 2", "step"), ("node 3", "set"), ("node 4", "event"), ("node 5", "send")]);
     assert!(traced["trace"][1]["log"].to_string().contains("context: none"), "{}", traced["trace"][1]);
 
@@ -136,9 +149,14 @@ async fn contextual_data_reaches_only_the_runs_the_call_started() {
     let api = s.demo().await;
     api.upload_extension("probe.wasm", env!("GUEST_FLOW_PROBE"), "step").await;
     let schema = br#"{"models": [{"name": "SIGNUP", "type": "person_data", "fields": [{"name": "CITY", "data_type": "string", "required": true}]}]}"#;
-    let form = herald_tests::reqwest::multipart::Form::new().part("file", herald_tests::reqwest::multipart::Part::bytes(schema.to_vec()).file_name("signup.json"));
-    herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/contexts").multipart(form).send().await.unwrap()).await.expect(201);
-    api.put("/flows/direct", json!({"trigger": {"event": "PURCHASE_MADE"}, "nodes": [{"step": "probe"}, {"event": "NEWSLETTER_SIGNUP"}]})).await.expect(201);
+    let form = herald_tests::reqwest::multipart::Form::new()
+        .part("file", herald_tests::reqwest::multipart::Part::bytes(schema.to_vec()).file_name("signup.json"));
+    herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/contexts").multipart(form).send().await.unwrap())
+        .await
+        .expect(201);
+    api.put("/flows/direct", json!({"trigger": {"event": "PURCHASE_MADE"}, "nodes": [{"step": "probe"}, {"event": "NEWSLETTER_SIGNUP"}]}))
+        .await
+        .expect(201);
     api.put("/flows/chained", json!({"trigger": {"event": "NEWSLETTER_SIGNUP"}, "nodes": [{"step": "probe"}]})).await.expect(201);
     let id = api.create_recipient(json!({"EMAIL": "ctx@example.com"})).await;
     api.post(&achieve(id, "PURCHASE_MADE"), json!({"name": "signup", "data": {"SIGNUP": {"CITY": "Lyon"}}})).await.expect(200);
@@ -162,7 +180,9 @@ async fn contextual_data_reaches_only_the_runs_the_call_started() {
 async fn a_run_waits_across_a_restart() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    api.put("/flows/later", json!({"trigger": {"event": "PURCHASE_MADE"}, "nodes": [{"wait": "2h"}, {"send": "welcome"}]})).await.expect(201);
+    api.put("/flows/later", json!({"trigger": {"event": "PURCHASE_MADE"}, "nodes": [{"wait": "2h"}, {"send": "welcome"}]}))
+        .await
+        .expect(201);
     let id = api.create_recipient(json!({"EMAIL": "w@example.com"})).await;
     api.post_empty(&achieve(id, "PURCHASE_MADE")).await.expect(200);
     let started = Instant::now();
@@ -194,7 +214,9 @@ async fn a_failing_step_ends_only_its_run() {
     let s = TestServer::start().await;
     let api = s.demo().await;
     api.upload_extension("probe.wasm", env!("GUEST_FLOW_PROBE"), "step").await;
-    api.put("/flows/probe", json!({"trigger": {"event": "PURCHASE_MADE"}, "nodes": [{"step": "probe"}, {"send": "welcome"}]})).await.expect(201);
+    api.put("/flows/probe", json!({"trigger": {"event": "PURCHASE_MADE"}, "nodes": [{"step": "probe"}, {"send": "welcome"}]}))
+        .await
+        .expect(201);
     let mut ids = Vec::new();
     for name in ["trap", "spin", "decline", "fine"] {
         let id = api.create_recipient(json!({"EMAIL": format!("{name}@example.com"), "LAST_NAME": name})).await;
@@ -231,7 +253,11 @@ async fn a_cycle_of_events_stops_at_the_chain_bound() {
     assert_eq!(failed[0]["depth"], 8);
     assert!(failed[0]["outcome"].as_str().unwrap().contains("events down a chain"), "{}", failed[0]);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(api.get(&format!("/flows/echo/runs?recipientId={id}&limit=100")).await.json().as_array().map(Vec::len), Some(9), "no more runs");
+    assert_eq!(
+        api.get(&format!("/flows/echo/runs?recipientId={id}&limit=100")).await.json().as_array().map(Vec::len),
+        Some(9),
+        "no more runs"
+    );
     assert_eq!(api.get(&format!("/recipients/{id}/events")).await.json().as_array().map(Vec::len), Some(9));
 }
 
@@ -276,7 +302,8 @@ async fn the_demo_store_assignment_runs_the_guest_examples() {
     let old = api.create_recipient(json!({"EMAIL": "o@example.com", "CITY": "Lyon"})).await;
     let visitor = api.create_recipient(json!({"EMAIL": "v@example.com", "CITY": "Lyon"})).await;
     for (id, at) in [(recent, now - day * 2), (old, now - day * 60), (visitor, now - day)] {
-        let records = json!([{"ID": format!("p{id}"), "PRODUCT": "tea", "AMOUNT": 4, "PURCHASED_AT": at.format("%Y-%m-%dT%H:%M:%SZ").to_string()}]);
+        let records =
+            json!([{"ID": format!("p{id}"), "PRODUCT": "tea", "AMOUNT": 4, "PURCHASED_AT": at.format("%Y-%m-%dT%H:%M:%SZ").to_string()}]);
         api.post(&format!("/recipients/{id}/oneToManyTables/PURCHASES/:batchUpdateRecords"), records).await.expect(200);
     }
     for id in [recent, old] {
@@ -295,10 +322,19 @@ async fn the_demo_store_assignment_runs_the_guest_examples() {
     let traced = run(&api, "STORE_ASSIGNMENT", &runs[0]).await;
     assert!(traced["trace"][0]["log"].to_string().contains("purchases since"), "{traced}");
 
-    let schema = br#"{"models": [{"name": "VISIT", "type": "person_data", "fields": [{"name": "CITY", "data_type": "string", "required": true}]}]}"#;
-    let form = herald_tests::reqwest::multipart::Form::new().part("file", herald_tests::reqwest::multipart::Part::bytes(schema.to_vec()).file_name("visit.json"));
-    herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/contexts").multipart(form).send().await.unwrap()).await.expect(201);
-    api.put("/flows/visit", json!({"trigger": {"event": "NEWSLETTER_SIGNUP"}, "contextSchema": "visit", "nodes": [{"step": "nearest-store"}]})).await.expect(201);
+    let schema =
+        br#"{"models": [{"name": "VISIT", "type": "person_data", "fields": [{"name": "CITY", "data_type": "string", "required": true}]}]}"#;
+    let form = herald_tests::reqwest::multipart::Form::new()
+        .part("file", herald_tests::reqwest::multipart::Part::bytes(schema.to_vec()).file_name("visit.json"));
+    herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/contexts").multipart(form).send().await.unwrap())
+        .await
+        .expect(201);
+    api.put(
+        "/flows/visit",
+        json!({"trigger": {"event": "NEWSLETTER_SIGNUP"}, "contextSchema": "visit", "nodes": [{"step": "nearest-store"}]}),
+    )
+    .await
+    .expect(201);
     api.post(&achieve(visitor, "NEWSLETTER_SIGNUP"), json!({"name": "visit", "data": {"VISIT": {"CITY": "Nice"}}})).await.expect(200);
     runs_over(&api, "visit", visitor, 1).await;
     assert_eq!(store(visitor).await, "S3");

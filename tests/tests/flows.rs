@@ -28,7 +28,8 @@ async fn flows_are_defined_listed_replaced_and_deleted_per_instance() {
     replaced.expect(200);
     assert_eq!(replaced.json()["version"], 2, "every change counts");
     assert_eq!(api.get("/flows/paris-adults").await.json()["nodes"][1]["step"], "tagger");
-    let names: Vec<String> = api.get("/flows").await.json().as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> =
+        api.get("/flows").await.json().as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names, ["WELCOME_MAIL", "STORE_ASSIGNMENT", "paris-adults"], "the operator's first, then the instance's");
 
     // Another instance sees none of it.
@@ -88,8 +89,15 @@ async fn a_flow_with_problems_is_refused_with_all_of_them() {
 async fn the_demo_ships_the_welcome_template() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let names: Vec<String> =
-        api.get("/assets/templates/list").await.json().as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = api
+        .get("/assets/templates/list")
+        .await
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
     assert!(names.contains(&"welcome.html".to_string()), "{names:?}");
     let text = s
         .client

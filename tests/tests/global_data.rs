@@ -48,7 +48,8 @@ async fn global_data_tables_records() {
     let s = TestServer::start().await;
     let api = s.demo().await;
     assert_eq!(api.get("/globaldata/tables").await.json(), json!(["STORES", "PRODUCTS"]));
-    let created = api.post("/globaldata/tables/STORES/record", json!({"ID": "S1", "NAME": "Opera", "CITY": "Paris", "OPENED": "01.06.2001"})).await;
+    let created =
+        api.post("/globaldata/tables/STORES/record", json!({"ID": "S1", "NAME": "Opera", "CITY": "Paris", "OPENED": "01.06.2001"})).await;
     created.expect(201);
     assert_eq!(created.json()["OPENED"], "01.06.2001");
     let dup = api.post("/globaldata/tables/STORES/record", json!({"ID": "S1"})).await;
@@ -74,7 +75,10 @@ async fn global_data_tables_records() {
     api.get("/globaldata/tables/STORES?filter=COLOUR==red").await.expect(422);
 
     let batch = api
-        .post("/globaldata/tables/PRODUCTS/:batchUpdateRecords", json!([{"ID": "P1", "PRICE": 10}, {"ID": "P2", "PRICE": "x"}, {"ID": "P3"}]))
+        .post(
+            "/globaldata/tables/PRODUCTS/:batchUpdateRecords",
+            json!([{"ID": "P1", "PRICE": 10}, {"ID": "P2", "PRICE": "x"}, {"ID": "P3"}]),
+        )
         .await;
     batch.expect(200);
     assert_eq!(batch.json()["succeeded"], 2);

@@ -164,7 +164,11 @@ async fn loose_input_the_readme_promises_to_refuse_is_refused() {
         .client
         .post(format!("{}/oauth2/token", s.base))
         .basic_auth("demo-public-key", Some("demo-public-secret"))
-        .form(&[("grant_type", "client_credentials"), ("client_id", "demo-staging-public-key"), ("client_secret", "demo-staging-public-secret")])
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", "demo-staging-public-key"),
+            ("client_secret", "demo-staging-public-secret"),
+        ])
         .send()
         .await
         .unwrap();
@@ -174,7 +178,11 @@ async fn loose_input_the_readme_promises_to_refuse_is_refused() {
     let id = api.create_recipient(json!({})).await;
     let unknown = api.request(reqwest::Method::POST, &format!("/recipients/{id}/oneToManyTables/PURCHASES/:nope")).send().await.unwrap();
     assert_eq!(unknown.status(), 404);
-    let empty = api.request(reqwest::Method::POST, &format!("/recipients/{id}/oneToManyTables/PURCHASES/:batchUpdateRecords")).send().await.unwrap();
+    let empty = api
+        .request(reqwest::Method::POST, &format!("/recipients/{id}/oneToManyTables/PURCHASES/:batchUpdateRecords"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(empty.status(), 400);
 }
 
@@ -329,7 +337,10 @@ mod connections {
         let answer = client.get(format!("{}/globaldata/", s.base)).header("authorization", &auth).send().await.unwrap();
         let answered_after = opened.elapsed();
         assert_eq!(answer.status(), 200, "served once a place was free");
-        assert!(answered_after >= Duration::from_millis(1500), "answered ({answered_after:?}) only once an idle connection had been closed");
+        assert!(
+            answered_after >= Duration::from_millis(1500),
+            "answered ({answered_after:?}) only once an idle connection had been closed"
+        );
         let mut closed = 0;
         for conn in idle.iter_mut() {
             closed += usize::from(ended(conn).await);
@@ -377,9 +388,12 @@ async fn text_either_engine_refuses_is_refused_before_it_reaches_one() {
     stores.expect(200);
     assert_eq!(stores.json()["results"][0]["status"], "invalid");
     // A long value of a field that is not indexed is fine.
-    api.post(&format!("/recipients/{id}/oneToManyTables/PURCHASES/:batchUpdateRecords"), json!([{"ID": "long", "PRODUCT": "p".repeat(100_000)}]))
-        .await
-        .expect(200);
+    api.post(
+        &format!("/recipients/{id}/oneToManyTables/PURCHASES/:batchUpdateRecords"),
+        json!([{"ID": "long", "PRODUCT": "p".repeat(100_000)}]),
+    )
+    .await
+    .expect(200);
 }
 
 /// Found beyond the probe's list, on PostgreSQL: a client id holding NUL was a 500 at the token

@@ -71,7 +71,11 @@ async fn the_examples_work_end_to_end(language: &Language) {
     let id = stored["recipient"].as_i64().unwrap_or_else(|| panic!("{f}: {stored}"));
     assert_eq!(stored["purchases"], 2, "{f}: {stored}");
     let person = api.get(&format!("/recipients/{id}")).await.json();
-    assert_eq!((person["personData"]["EMAIL"].as_str(), person["personData"]["CITY"].as_str()), (Some("ann@example.com"), Some("Paris")), "{f}: {person}");
+    assert_eq!(
+        (person["personData"]["EMAIL"].as_str(), person["personData"]["CITY"].as_str()),
+        (Some("ann@example.com"), Some("Paris")),
+        "{f}: {person}"
+    );
     let purchases = api.get(&format!("/recipients/{id}/oneToManyTables/PURCHASES")).await.json();
     assert_eq!(purchases.as_array().map(Vec::len), Some(2), "{f}: the second call replaced, not added: {purchases}");
     assert!(purchases.to_string().contains("Green tea"), "{f}: {purchases}");

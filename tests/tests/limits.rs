@@ -119,7 +119,8 @@ async fn every_answer_reports_the_daily_standing() {
 
 #[tokio::test]
 async fn bursts_are_smoothed_per_credential() {
-    let s = TestServer::start_with_rate(RateSettings { per_credential_per_second: 1, per_credential_burst: 3, ..RateSettings::default() }).await;
+    let s = TestServer::start_with_rate(RateSettings { per_credential_per_second: 1, per_credential_burst: 3, ..RateSettings::default() })
+        .await;
     let demo = s.demo().await;
     let staging = s.staging().await;
     for _ in 0..3 {

@@ -52,7 +52,13 @@ async fn ops(s: &TestServer) -> Api {
     let started = Instant::now();
     // The server loads the new instance within its refresh interval.
     loop {
-        let r = s.client.post(format!("{}/oauth2/token", s.base)).form(&[("grant_type", "client_credentials"), ("client_id", &id), ("client_secret", &secret)]).send().await.unwrap();
+        let r = s
+            .client
+            .post(format!("{}/oauth2/token", s.base))
+            .form(&[("grant_type", "client_credentials"), ("client_id", &id), ("client_secret", &secret)])
+            .send()
+            .await
+            .unwrap();
         if r.status() == 200 {
             return s.api(&id, &secret).await;
         }
@@ -91,7 +97,10 @@ async fn a_monitor_runs_on_its_schedule_and_alerts_when_its_status_changes() {
 
     // Seen by a scheduler: when it runs next, nothing run yet.
     let pending = until(&api, "a schedule", |m| m["nextRunAt"].is_string()).await;
-    assert_eq!((pending["id"].as_str(), pending["schedule"].as_str(), pending["status"].as_str()), (Some("status"), Some("every 1m"), Some("pending")));
+    assert_eq!(
+        (pending["id"].as_str(), pending["schedule"].as_str(), pending["status"].as_str()),
+        (Some("status"), Some("every 1m"), Some("pending"))
+    );
     assert_eq!(pending["alert"], json!({"event": "INTEGRATION_DOWN", "recipient": 1}));
     assert_eq!(pending["history"], json!([]));
     // Not before its time.
@@ -139,13 +148,20 @@ async fn monitor_uploads_need_a_schedule_and_an_alert_the_instance_defines() {
             let form = herald_tests::reqwest::multipart::Form::new()
                 .part("file", herald_tests::reqwest::multipart::Part::bytes(std::fs::read(path).unwrap()).file_name(name))
                 .text("type", "monitor");
-            herald_tests::answer(api.request(herald_tests::reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
+            herald_tests::answer(
+                api.request(herald_tests::reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap(),
+            )
+            .await
         }
     };
     // demo defines no INTEGRATION_DOWN event.
     let refused = upload("status.wasm", env!("GUEST_MONITOR_HTTP")).await;
     refused.expect(400);
-    assert!(refused.message().contains("'alert' names event 'INTEGRATION_DOWN', which the instance does not define"), "{}", refused.message());
+    assert!(
+        refused.message().contains("'alert' names event 'INTEGRATION_DOWN', which the instance does not define"),
+        "{}",
+        refused.message()
+    );
     upload("campaign.wasm", env!("GUEST_MONITOR_OK")).await.expect(201);
     let listed = until(&api, "a schedule", |m| m["nextRunAt"].is_string()).await;
     assert_eq!((listed["schedule"].as_str(), listed["alert"].is_null()), (Some("every 5m"), true));

@@ -16,9 +16,16 @@ use serde_json::Value;
 use sqlx::Connection;
 
 const ARGS: [&str; 10] = [
-    "--rate-per-address", "100000", "--burst-per-address", "100000",
-    "--rate-per-credential", "100000", "--burst-per-credential", "100000",
-    "--node-timeout", "2",
+    "--rate-per-address",
+    "100000",
+    "--burst-per-address",
+    "100000",
+    "--rate-per-credential",
+    "100000",
+    "--burst-per-credential",
+    "100000",
+    "--node-timeout",
+    "2",
 ];
 
 async fn scalar(url: &str, sql: &str) -> i64 {
@@ -86,7 +93,8 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     // An asynchronous execution accepted by A is readable on both.
     on_a.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let id = accept_open(&client, &a.base, "job/one?ms=10", "one").await;
-    let (on_a, on_b) = (settled(&client, &a.base, &id, Duration::from_secs(30)).await, settled(&client, &b.base, &id, Duration::from_secs(30)).await);
+    let (on_a, on_b) =
+        (settled(&client, &a.base, &id, Duration::from_secs(30)).await, settled(&client, &b.base, &id, Duration::from_secs(30)).await);
     assert_eq!((on_a.status().as_u16(), on_b.status().as_u16()), (201, 201));
     let (body_a, body_b): (Value, Value) = (on_a.json().await.unwrap(), on_b.json().await.unwrap());
     assert_eq!(body_a, body_b);
@@ -121,17 +129,21 @@ async fn flow_runs_see_schemas_and_templates_published_on_another_node() {
     let on_a = Api::login(&a.base, "demo-public-key", "demo-public-secret").await;
     let on_b = Api { base: b.base.clone(), ..on_a.clone() };
 
-    let schema = br#"{"models": [{"name": "VISIT", "type": "person_data", "fields": [{"name": "CITY", "data_type": "string", "required": true}]}]}"#;
+    let schema =
+        br#"{"models": [{"name": "VISIT", "type": "person_data", "fields": [{"name": "CITY", "data_type": "string", "required": true}]}]}"#;
     let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(schema.to_vec()).file_name("visit.json"));
     herald_tests::answer(on_a.request(Method::POST, "/assets/contexts").multipart(form).send().await.unwrap()).await.expect(201);
     on_a.commit_template("visit.txt", "{% set subject = \"Hello from \" ~ context.VISIT.CITY %}Seen in {{ context.VISIT.CITY }}").await;
-    on_a.put("/flows/visit", json!({"trigger": {"event": "NEWSLETTER_SIGNUP"}, "contextSchema": "visit", "nodes": [{"send": "visit"}]})).await.expect(201);
+    on_a.put("/flows/visit", json!({"trigger": {"event": "NEWSLETTER_SIGNUP"}, "contextSchema": "visit", "nodes": [{"send": "visit"}]}))
+        .await
+        .expect(201);
 
     // Node B knows the schema (a second publication of it is a conflict there too) and checks
     // calls against it.
     let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(schema.to_vec()).file_name("visit.json"));
     herald_tests::answer(on_b.request(Method::POST, "/assets/contexts").multipart(form).send().await.unwrap()).await.expect(409);
-    let id = on_b.post("/recipients", json!({"personData": {"EMAIL": "v@nodes.test"}})).await.json()["personData"]["USER_ID"].as_i64().unwrap();
+    let id =
+        on_b.post("/recipients", json!({"personData": {"EMAIL": "v@nodes.test"}})).await.json()["personData"]["USER_ID"].as_i64().unwrap();
     let achieve = format!("/recipients/{id}/events/NEWSLETTER_SIGNUP/:achieveEvent");
     on_b.post(&achieve, json!({"name": "visit", "data": {"VISIT": {}}})).await.expect(400);
     on_b.post(&achieve, json!({"name": "visit", "data": {"VISIT": {"CITY": "Nantes"}}})).await.expect(200);

@@ -64,7 +64,9 @@ async fn metrics_move_with_the_calls_and_name_routes_not_paths() {
     let started = Instant::now();
     let after = loop {
         let text = scrape(&s).await;
-        if value(&text, "herald_flow_runs_ended_total", &[("instance", "demo"), ("outcome", "done")]) > value(&before, "herald_flow_runs_ended_total", &[("instance", "demo"), ("outcome", "done")]) {
+        if value(&text, "herald_flow_runs_ended_total", &[("instance", "demo"), ("outcome", "done")])
+            > value(&before, "herald_flow_runs_ended_total", &[("instance", "demo"), ("outcome", "done")])
+        {
             break text;
         }
         assert!(started.elapsed() < Duration::from_secs(10), "the flow run was never counted:\n{text}");
@@ -94,7 +96,12 @@ async fn every_call_has_a_request_id_on_its_answer_and_its_log_lines() {
     let fresh = api.request(herald_tests::reqwest::Method::GET, "/recipients?limit=1").send().await.unwrap();
     let id = fresh.headers()["x-request-id"].to_str().unwrap().to_string();
     assert!(id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
-    let given = api.request(herald_tests::reqwest::Method::GET, "/recipients?limit=1").header("X-Request-Id", "from-the-caller-7").send().await.unwrap();
+    let given = api
+        .request(herald_tests::reqwest::Method::GET, "/recipients?limit=1")
+        .header("X-Request-Id", "from-the-caller-7")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(given.headers()["x-request-id"], "from-the-caller-7");
 
     // JSON logs carry it: a server process with --log-format json and request logging on.

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 /// The status endpoints are polled often: the rate smoothing stays out of the way.
 fn settings() -> Settings {
-    let rate = RateSettings { per_address_per_second: 1000, per_address_burst: 1000, per_credential_per_second: 1000, per_credential_burst: 1000 };
+    let rate =
+        RateSettings { per_address_per_second: 1000, per_address_burst: 1000, per_credential_per_second: 1000, per_credential_burst: 1000 };
     Settings { rate, ..Settings::default() }
 }
 

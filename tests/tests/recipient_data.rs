@@ -32,10 +32,13 @@ async fn batch_update_upserts_and_reports_each_entry() {
     let second = api.post(&format!("{path}/:batchUpdateRecords"), json!([{"ID": "p1", "AMOUNT": 12}])).await;
     assert_eq!(second.json()["results"][0]["status"], "updated");
     let records = api.get(&path).await.json();
-    assert_eq!(records, json!([
-        {"ID": "p1", "PRODUCT": "hat", "AMOUNT": 12, "PURCHASED_AT": "01.03.2024 10:00:00"},
-        {"ID": "p4", "PRODUCT": "scarf", "AMOUNT": null, "PURCHASED_AT": null}
-    ]));
+    assert_eq!(
+        records,
+        json!([
+            {"ID": "p1", "PRODUCT": "hat", "AMOUNT": 12, "PURCHASED_AT": "01.03.2024 10:00:00"},
+            {"ID": "p4", "PRODUCT": "scarf", "AMOUNT": null, "PURCHASED_AT": null}
+        ])
+    );
     let filtered = api.get(&format!("{path}?filter=PRODUCT==scarf")).await.json();
     assert_eq!(filtered.as_array().unwrap().len(), 1);
 }
@@ -115,8 +118,12 @@ async fn records_stay_within_their_recipient() {
     let api = s.demo().await;
     let a = api.create_recipient(json!({"EMAIL": "a@example.com"})).await;
     let b = api.create_recipient(json!({"EMAIL": "b@example.com"})).await;
-    api.post(&format!("/recipients/{a}/oneToManyTables/PURCHASES/:batchUpdateRecords"), json!([{"ID": "same", "PRODUCT": "A's"}])).await.expect(200);
-    api.post(&format!("/recipients/{b}/oneToManyTables/PURCHASES/:batchUpdateRecords"), json!([{"ID": "same", "PRODUCT": "B's"}])).await.expect(200);
+    api.post(&format!("/recipients/{a}/oneToManyTables/PURCHASES/:batchUpdateRecords"), json!([{"ID": "same", "PRODUCT": "A's"}]))
+        .await
+        .expect(200);
+    api.post(&format!("/recipients/{b}/oneToManyTables/PURCHASES/:batchUpdateRecords"), json!([{"ID": "same", "PRODUCT": "B's"}]))
+        .await
+        .expect(200);
     let del = api.post(&format!("/recipients/{b}/oneToManyTables/PURCHASES/:batchDeleteRecords"), json!(["same"])).await;
     assert_eq!(del.json()["results"][0]["status"], "deleted");
     assert_eq!(api.get(&format!("/recipients/{a}/oneToManyTables/PURCHASES")).await.json()[0]["PRODUCT"], "A's");
@@ -149,9 +156,8 @@ async fn target_groups_and_promotions_follow_their_filters() {
     let api = s.demo().await;
     let adult = api.create_recipient(json!({"EMAIL": "adult@example.com", "AGE": 30, "CITY": "Paris", "OPTIN": true})).await;
     let child = api.create_recipient(json!({"EMAIL": "kid@example.com", "AGE": 12, "CITY": "Lyon"})).await;
-    let names = |v: serde_json::Value| -> Vec<String> {
-        v.as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap().to_string()).collect()
-    };
+    let names =
+        |v: serde_json::Value| -> Vec<String> { v.as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap().to_string()).collect() };
     assert_eq!(names(api.get(&format!("/recipients/{adult}/targetGroups")).await.json()), ["ADULTS", "PARIS", "OPTED_IN"]);
     assert_eq!(names(api.get(&format!("/recipients/{child}/targetGroups")).await.json()), Vec::<String>::new());
     assert_eq!(names(api.post_empty(&format!("/recipients/{adult}/:evaluatePromotion")).await.json()), ["WELCOME10", "ADULT_OFFER"]);

@@ -233,7 +233,8 @@ async fn a_server_killed_under_write_load_loses_no_acknowledged_create() {
         writers.push(tokio::spawn(async move {
             for n in 0.. {
                 let email = format!("w{w}-{n}@example.com");
-                let sent = api.request(reqwest::Method::POST, "/recipients").json(&json!({"personData": {"EMAIL": email, "AGE": n}})).send().await;
+                let sent =
+                    api.request(reqwest::Method::POST, "/recipients").json(&json!({"personData": {"EMAIL": email, "AGE": n}})).send().await;
                 let Ok(answer) = sent else { return };
                 if answer.status() != 201 {
                     refused.fetch_add(1, Ordering::Relaxed);

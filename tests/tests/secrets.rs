@@ -126,7 +126,11 @@ async fn operators_set_list_and_rotate_secrets_with_the_cli() {
     std::fs::write(&key_file, format!("{new_key}\n{old}")).unwrap();
     let rotated = herald_secrets(&s, &["rotate"], None).await;
     assert!(rotated.status.success(), "{}", String::from_utf8_lossy(&rotated.stderr));
-    assert!(String::from_utf8_lossy(&rotated.stdout).contains("demo: 1 secret(s) sealed with key"), "{}", String::from_utf8_lossy(&rotated.stdout));
+    assert!(
+        String::from_utf8_lossy(&rotated.stdout).contains("demo: 1 secret(s) sealed with key"),
+        "{}",
+        String::from_utf8_lossy(&rotated.stdout)
+    );
     // The old key can go once every node has the new one: after a restart, the value opens with
     // the new key alone.
     std::fs::write(&key_file, format!("{new_key}\n")).unwrap();

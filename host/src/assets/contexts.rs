@@ -131,9 +131,7 @@ pub fn validate(schema: &Schema, data: &Json) -> Result<(), Vec<String>> {
                     problems.push(format!("model {} is required", m.name));
                 }
             }
-            (Some(Json::Object(record)), ModelKind::PersonData | ModelKind::GlobalData) => {
-                check_record(m, record, &m.name, &mut problems)
-            }
+            (Some(Json::Object(record)), ModelKind::PersonData | ModelKind::GlobalData) => check_record(m, record, &m.name, &mut problems),
             (Some(Json::Array(records)), ModelKind::Otm | ModelKind::Gdt) => {
                 for (i, r) in records.iter().enumerate() {
                     match r.as_object() {
@@ -223,10 +221,22 @@ mod tests {
     #[test]
     fn data_is_validated() {
         let s = schema();
-        assert!(validate(&s, &json!({"CUSTOMER": {"EMAIL": "a@b.c", "BIRTHDAY": "1990-12-24"}, "LINES": [{"QTY": 2, "AT": "2024-01-01T10:00:00Z"}]})).is_ok());
-        let problems = validate(&s, &json!({"CUSTOMER": {"BIRTHDAY": "24.12.1990", "X": 1}, "LINES": [{"QTY": "two"}, 5], "NOPE": {}})).unwrap_err();
+        assert!(validate(
+            &s,
+            &json!({"CUSTOMER": {"EMAIL": "a@b.c", "BIRTHDAY": "1990-12-24"}, "LINES": [{"QTY": 2, "AT": "2024-01-01T10:00:00Z"}]})
+        )
+        .is_ok());
+        let problems =
+            validate(&s, &json!({"CUSTOMER": {"BIRTHDAY": "24.12.1990", "X": 1}, "LINES": [{"QTY": "two"}, 5], "NOPE": {}})).unwrap_err();
         let text = problems.join("\n");
-        for expected in ["CUSTOMER.EMAIL is required", "customer.birthday must be a date", "unknown field 'X'", "lines[0].qty must be a number", "LINES[1] must be an object", "unknown model 'NOPE'"] {
+        for expected in [
+            "CUSTOMER.EMAIL is required",
+            "customer.birthday must be a date",
+            "unknown field 'X'",
+            "lines[0].qty must be a number",
+            "LINES[1] must be an object",
+            "unknown model 'NOPE'",
+        ] {
             assert!(text.contains(expected), "{expected} in {text}");
         }
         assert!(validate(&s, &json!({})).unwrap_err()[0].contains("CUSTOMER is required"));

@@ -63,18 +63,11 @@ pub struct Budget {
 impl Budget {
     pub async fn for_write(media: &MediaArea, payload_limit: u64) -> io::Result<Budget> {
         let room = media.room().await?;
-        Ok(if room < payload_limit {
-            Budget { bytes: room, by_quota: true }
-        } else {
-            Budget { bytes: payload_limit, by_quota: false }
-        })
+        Ok(if room < payload_limit { Budget { bytes: room, by_quota: true } } else { Budget { bytes: payload_limit, by_quota: false } })
     }
 }
 
 /// The message of a write refused for the quota.
 pub fn full_message(media: &MediaArea) -> String {
-    format!(
-        "the media area of this instance is full: its quota is {} bytes; delete files to make room",
-        media.quota()
-    )
+    format!("the media area of this instance is full: its quota is {} bytes; delete files to make room", media.quota())
 }

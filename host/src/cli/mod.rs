@@ -142,7 +142,11 @@ impl ConfigArgs {
         }
         if let (Some(event), Some(recipient)) = (&self.alert_event, &self.alert_recipient) {
             // A Recipient Id that reads as a number is one.
-            let recipient = recipient.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or_else(|| recipient.clone().into(), serde_json::Value::Number);
+            let recipient = recipient
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| recipient.clone().into(), serde_json::Value::Number);
             json["alert"] = serde_json::json!({"event": event, "recipient": recipient});
         }
         if let Some(calls) = self.reuse_calls {

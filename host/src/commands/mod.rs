@@ -17,8 +17,7 @@ use crate::tenants::{self, demo};
 
 /// The store the flags name: SQLite under the data directory, or PostgreSQL.
 pub(crate) fn backend(store: &StoreArgs) -> anyhow::Result<Backend> {
-    std::fs::create_dir_all(&store.data_dir)
-        .with_context(|| format!("cannot create the data directory {}", store.data_dir.display()))?;
+    std::fs::create_dir_all(&store.data_dir).with_context(|| format!("cannot create the data directory {}", store.data_dir.display()))?;
     Backend::new(&store.data_dir, store.database_url.as_deref())
 }
 
@@ -138,7 +137,8 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&config.to_json())?);
                 return Ok(());
             }
-            let config = crate::runtime::config::from_json(&args.json()).map_err(|e| anyhow::anyhow!("the configuration is not valid: {e}"))?;
+            let config =
+                crate::runtime::config::from_json(&args.json()).map_err(|e| anyhow::anyhow!("the configuration is not valid: {e}"))?;
             let written = crate::runtime::config_section::write(&bytes, &config).map_err(anyhow::Error::msg)?;
             let output = args.output.as_ref().expect("clap requires it without --show");
             std::fs::write(output, written).with_context(|| format!("cannot write {}", output.display()))?;

@@ -6,8 +6,8 @@ use std::io::Read as _;
 
 use anyhow::{bail, Context};
 
-use crate::cli::{InstanceSecrets, SecretsCommand};
 use super::control;
+use crate::cli::{InstanceSecrets, SecretsCommand};
 use crate::tenants::Tenant;
 
 pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {

@@ -43,7 +43,8 @@ pub async fn read(body: Option<Json>, tenant: &Tenant, media: &MediaArea) -> Res
     let data = object.get("data").cloned().ok_or("the body needs 'data', the contextual data")?;
     let bytes = schema_bytes(tenant, media, name).await.ok_or_else(|| format!("unknown Context Parameter Schema '{name}'"))?;
     let schema = contexts::parse(&bytes).map_err(|e| format!("the Context Parameter Schema '{name}' is not valid: {e}"))?;
-    contexts::validate(&schema, &data).map_err(|problems| format!("the contextual data does not fit schema '{name}': {}", problems.join("; ")))?;
+    contexts::validate(&schema, &data)
+        .map_err(|problems| format!("the contextual data does not fit schema '{name}': {}", problems.join("; ")))?;
     Ok(Some(Context { schema: name.to_string(), data }))
 }
 
@@ -54,7 +55,12 @@ pub fn fits(triggered: &[&Flow], context: Option<&Context>) -> Result<(), String
             match context {
                 Some(c) if &c.schema == wanted => {}
                 Some(c) => return Err(format!("flow {} needs contextual data of schema '{wanted}', not '{}'", flow.name, c.schema)),
-                None => return Err(format!("flow {} needs contextual data of schema '{wanted}' ({{\"name\": \"{wanted}\", \"data\": {{...}}}})", flow.name)),
+                None => {
+                    return Err(format!(
+                        "flow {} needs contextual data of schema '{wanted}' ({{\"name\": \"{wanted}\", \"data\": {{...}}}})",
+                        flow.name
+                    ))
+                }
             }
         }
     }

@@ -129,7 +129,12 @@ impl FlowEngine {
     /// `start_triggered`, with failures logged (the change that triggered them stands).
     async fn start_logged(&self, tenant: &Arc<Tenant>, key: i64, what: Happening<'_>, depth: i64) {
         if depth > MAX_CHAIN_DEPTH {
-            tracing::warn!(instance = tenant.customer_id(), ?what, depth, "flows not started: the chain of events is deeper than {MAX_CHAIN_DEPTH}");
+            tracing::warn!(
+                instance = tenant.customer_id(),
+                ?what,
+                depth,
+                "flows not started: the chain of events is deeper than {MAX_CHAIN_DEPTH}"
+            );
             return;
         }
         if let Err(e) = self.start_triggered(tenant, key, what, depth).await {

@@ -55,8 +55,13 @@ pub struct InstanceFlow {
 
 /// Every flow of the instance: the operator's first, then the API's, by name.
 pub async fn all(tenant: &Tenant) -> StoreResult<Vec<InstanceFlow>> {
-    let mut out: Vec<InstanceFlow> =
-        tenant.model.def.flows.iter().map(|f| InstanceFlow { flow: f.clone(), source: Source::Definition, version: 1, updated_at: None }).collect();
+    let mut out: Vec<InstanceFlow> = tenant
+        .model
+        .def
+        .flows
+        .iter()
+        .map(|f| InstanceFlow { flow: f.clone(), source: Source::Definition, version: 1, updated_at: None })
+        .collect();
     for stored in tenant.db.flows().await?.iter() {
         match serde_json::from_str::<Flow>(&stored.definition) {
             Ok(mut flow) => {

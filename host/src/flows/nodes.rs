@@ -54,7 +54,15 @@ fn step(kind: &'static str, outcome: Outcome) -> NodeStep {
 }
 
 impl FlowEngine {
-    pub(super) async fn node(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, flow: &Flow, node: &Node, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+    pub(super) async fn node(
+        &self,
+        tenant: &std::sync::Arc<Tenant>,
+        depth: i64,
+        flow: &Flow,
+        node: &Node,
+        recipient: &Recipient,
+        context: Option<&Json>,
+    ) -> NodeStep {
         let kind = match node.kind() {
             Ok(kind) => kind,
             // The flow was checked when it was saved; a stored run of another version may not be.
@@ -78,18 +86,32 @@ impl FlowEngine {
         }
     }
 
-    async fn condition(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, c: &ConditionNode, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
+    async fn condition(
+        &self,
+        tenant: &std::sync::Arc<Tenant>,
+        depth: i64,
+        c: &ConditionNode,
+        recipient: &Recipient,
+        context: Option<&Json>,
+    ) -> NodeStep {
         if let Some(filter) = &c.filter {
             let holds = match domain::filter(Some(filter), &tenant.model.def, tenant) {
-                Ok(Some(condition)) => tenant.db.recipient_matches(recipient.key, &condition).await.map_err(|e| format!("the filter could not be evaluated: {e}")),
+                Ok(Some(condition)) => tenant
+                    .db
+                    .recipient_matches(recipient.key, &condition)
+                    .await
+                    .map_err(|e| format!("the filter could not be evaluated: {e}")),
                 Ok(None) => Ok(true),
                 Err(e) => Err(format!("the filter '{filter}' is not valid: {}", domain_message(e))),
             };
-            return step("condition", match holds {
-                Ok(true) => Outcome::Next,
-                Ok(false) => Outcome::Else,
-                Err(e) => Outcome::Fail(e),
-            });
+            return step(
+                "condition",
+                match holds {
+                    Ok(true) => Outcome::Next,
+                    Ok(false) => Outcome::Else,
+                    Err(e) => Outcome::Fail(e),
+                },
+            );
         }
         let Some(id) = &c.extension else { return step("condition", Outcome::Fail("a condition without filter or extension".into())) };
         let call = match self.call(tenant, depth, id, ExtensionKind::Condition, context).await {
@@ -121,7 +143,14 @@ impl FlowEngine {
     }
 
     /// The call of extension `id` of `kind` for this run, or why there is none.
-    async fn call(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, id: &str, kind: ExtensionKind, context: Option<&Json>) -> Result<Call, String> {
+    async fn call(
+        &self,
+        tenant: &std::sync::Arc<Tenant>,
+        depth: i64,
+        id: &str,
+        kind: ExtensionKind,
+        context: Option<&Json>,
+    ) -> Result<Call, String> {
         let extension = match self.runtime.extension(&self.data_dir, tenant, id, kind).await {
             Ok(Some(e)) => e,
             Ok(None) => return Err(format!("extension '{id}' is not uploaded as a {kind} extension")),

@@ -90,7 +90,8 @@ impl FlowEngine {
             Err(e) => return JobOutcome::Failed(format!("the run's flow does not read: {e}")),
         };
         let mut progress = Progress::of(&run);
-        let walked = self.walk(&tenant, run.recipient, None, run.depth, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
+        let walked =
+            self.walk(&tenant, run.recipient, None, run.depth, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
         let now = self.clock.now_millis();
         let (saved, outcome) = match walked {
             Walked::Over(state, why) => {
@@ -187,7 +188,13 @@ fn continuation(job: &ClaimedJob, payload: &str) -> NewJob {
 
 /// A new queue job of a flow of `customer_id`.
 pub(super) fn flow_job(customer_id: &str, flow: &str, payload: String) -> NewJob {
-    NewJob { id: Queue::new_id(), customer_id: customer_id.to_string(), extension: flow.to_string(), accepted_at: 0, payload: JobPayload::Flow(payload) }
+    NewJob {
+        id: Queue::new_id(),
+        customer_id: customer_id.to_string(),
+        extension: flow.to_string(),
+        accepted_at: 0,
+        payload: JobPayload::Flow(payload),
+    }
 }
 
 /// Where a run is and what it did, between saves.

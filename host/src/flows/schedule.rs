@@ -61,9 +61,15 @@ impl FlowEngine {
         match self.control.flow_schedule(customer, name).await? {
             // The last firing's sweep is still going (it finished a batch lately): this firing
             // is skipped, so sweeps of one flow never overlap.
-            Some(s) if &s.schedule == text && now >= s.next_at && !s.sweep_done && s.swept_at.is_some_and(|at| now - at < SWEEP_ALIVE_MS) => {
+            Some(s)
+                if &s.schedule == text && now >= s.next_at && !s.sweep_done && s.swept_at.is_some_and(|at| now - at < SWEEP_ALIVE_MS) =>
+            {
                 if self.control.skip_flow_schedule(customer, name, s.next_at, next).await? {
-                    tracing::warn!(instance = customer, flow = name, "a scheduled flow's firing is skipped: its previous sweep is still going");
+                    tracing::warn!(
+                        instance = customer,
+                        flow = name,
+                        "a scheduled flow's firing is skipped: its previous sweep is still going"
+                    );
                 }
             }
             Some(s) if &s.schedule == text => {
@@ -71,7 +77,11 @@ impl FlowEngine {
                     let first = FlowJob::Sweep(SweepJob { flow: name.to_string(), fired_at: s.next_at, after: 0 });
                     match self.queue.enqueue(customer, name, first.to_payload()).await {
                         Enqueued::Stored(_) => tracing::info!(instance = customer, flow = name, "a scheduled flow fired"),
-                        _ => tracing::error!(instance = customer, flow = name, "a scheduled flow's firing could not be queued; it is skipped"),
+                        _ => tracing::error!(
+                            instance = customer,
+                            flow = name,
+                            "a scheduled flow's firing could not be queued; it is skipped"
+                        ),
                     }
                 }
             }

@@ -62,7 +62,9 @@ async fn shared(tenant: &Tenant, rel: &RelPath) -> Result<Option<Template>, Stri
     let (path, bytes) = match tenant.db.shared_file(area, &text).await.map_err(fault)? {
         Some(bytes) => (text, bytes),
         None => {
-            let Some(path) = tenant.db.shared_paths_with_stem(area, &text).await.map_err(fault)?.into_iter().next() else { return Ok(None) };
+            let Some(path) = tenant.db.shared_paths_with_stem(area, &text).await.map_err(fault)?.into_iter().next() else {
+                return Ok(None);
+            };
             let Some(bytes) = tenant.db.shared_file(area, &path).await.map_err(fault)? else { return Ok(None) };
             (path, bytes)
         }

@@ -57,7 +57,8 @@ impl FlowEngine {
             .await;
         if let Err(e) = tenant.db.insert_flow_runs(&runs).await {
             // Nothing of this batch is stored: it runs again, later.
-            let later = Later { job: flow_job(&job.customer_id, &job.extension, FlowJob::Sweep(sweep.clone()).to_json()), due_at: now + 30_000 };
+            let later =
+                Later { job: flow_job(&job.customer_id, &job.extension, FlowJob::Sweep(sweep.clone()).to_json()), due_at: now + 30_000 };
             tracing::warn!(instance = %job.customer_id, flow = %sweep.flow, error = %e, "a sweep's runs could not be stored; retried later");
             return JobOutcome::Continue(vec![later]);
         }
@@ -78,7 +79,13 @@ impl FlowEngine {
     }
 
     /// Runs a new run's nodes until it waits or ends; `None` when its recipient is gone.
-    async fn run_inline(&self, tenant: &Arc<Tenant>, flow: &Flow, run: NewFlowRun, recipient: Recipient) -> Option<(NewFlowRun, RunProgress)> {
+    async fn run_inline(
+        &self,
+        tenant: &Arc<Tenant>,
+        flow: &Flow,
+        run: NewFlowRun,
+        recipient: Recipient,
+    ) -> Option<(NewFlowRun, RunProgress)> {
         let mut progress = Progress::new();
         let walked = self.walk(tenant, run.recipient, Some(recipient), 0, flow, &mut progress, None, None).await;
         let now = self.clock.now_millis();
@@ -96,7 +103,9 @@ impl FlowEngine {
 
     /// Counts a batch in the schedule's progress, then ends the job with `outcome`.
     async fn swept(&self, tenant: &Tenant, sweep: &SweepJob, count: i64, done: bool, outcome: JobOutcome) -> JobOutcome {
-        if let Err(e) = self.control.record_sweep(tenant.customer_id(), &sweep.flow, sweep.fired_at, count, done, self.clock.now_millis()).await {
+        if let Err(e) =
+            self.control.record_sweep(tenant.customer_id(), &sweep.flow, sweep.fired_at, count, done, self.clock.now_millis()).await
+        {
             tracing::warn!(flow = %sweep.flow, error = %e, "a sweep's progress could not be recorded");
         }
         outcome
@@ -107,7 +116,13 @@ impl FlowEngine {
 fn target(tenant: &Tenant, flow: &Flow) -> Result<Option<crate::rsql::Condition>, String> {
     let text = match (&flow.trigger.target_group, &flow.trigger.filter) {
         (Some(group), _) => {
-            let found = tenant.model.def.target_groups.iter().find(|g| &g.name == group).ok_or_else(|| format!("unknown target group '{group}'"))?;
+            let found = tenant
+                .model
+                .def
+                .target_groups
+                .iter()
+                .find(|g| &g.name == group)
+                .ok_or_else(|| format!("unknown target group '{group}'"))?;
             found.filter.clone()
         }
         (None, Some(filter)) => filter.clone(),

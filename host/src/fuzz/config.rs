@@ -5,7 +5,25 @@ use rand::Rng;
 use super::{cases, mutate, rng, text};
 use crate::runtime::config::{self, MAX_TIMEOUT_MS};
 
-const WORDS: &[&str] = &["{", "}", "[", "]", "\"open\"", "\"async\"", "\"allowed_hosts\"", "\"timeout_ms\"", ":", ",", "true", "null", "0", "300000", "1e3", "\"*.x.com\"", "\"a\""];
+const WORDS: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"open\"",
+    "\"async\"",
+    "\"allowed_hosts\"",
+    "\"timeout_ms\"",
+    ":",
+    ",",
+    "true",
+    "null",
+    "0",
+    "300000",
+    "1e3",
+    "\"*.x.com\"",
+    "\"a\"",
+];
 
 /// A component with `json` as its only custom section (a component header and the section).
 fn component_with(json: &[u8]) -> Vec<u8> {

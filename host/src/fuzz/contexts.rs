@@ -6,7 +6,27 @@ use serde_json::{json, Value as Json};
 use super::{cases, mutate, rng, text};
 use crate::assets::contexts;
 
-const WORDS: &[&str] = &["{", "}", "[", "]", "\"models\"", "\"name\"", "\"type\"", "\"otm\"", "\"person_data\"", "\"fields\"", "\"data_type\"", "\"string\"", "\"date\"", "\"required\"", ":", ",", "true", "null", "\"A\""];
+const WORDS: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"models\"",
+    "\"name\"",
+    "\"type\"",
+    "\"otm\"",
+    "\"person_data\"",
+    "\"fields\"",
+    "\"data_type\"",
+    "\"string\"",
+    "\"date\"",
+    "\"required\"",
+    ":",
+    ",",
+    "true",
+    "null",
+    "\"A\"",
+];
 
 /// A random JSON value, up to `depth` deep.
 fn json(rng: &mut rand::rngs::StdRng, depth: u32) -> Json {
@@ -19,7 +39,9 @@ fn json(rng: &mut rand::rngs::StdRng, depth: u32) -> Json {
         5 => Json::Array((0..rng.gen_range(0..4)).map(|_| json(rng, depth - 1)).collect()),
         _ => {
             let names = ["CUSTOMER", "LINES", "EMAIL", "SKU", "BIRTHDAY", "x"];
-            Json::Object((0..rng.gen_range(0..4)).map(|_| (names[rng.gen_range(0..names.len())].to_string(), json(rng, depth - 1))).collect())
+            Json::Object(
+                (0..rng.gen_range(0..4)).map(|_| (names[rng.gen_range(0..names.len())].to_string(), json(rng, depth - 1))).collect(),
+            )
         }
     }
 }

@@ -38,8 +38,8 @@ pub fn rng(target: &str) -> StdRng {
 /// Characters that break parsers: quotes, escapes, separators, control characters, NUL,
 /// non-ASCII, digits and signs.
 const HOSTILE: &[char] = &[
-    '\0', '\u{7}', '\n', '\t', ' ', '\'', '"', '\\', '/', '%', '*', '?', '(', ')', '[', ']', '{', '}', ',', ';', ':', '=', '!',
-    '<', '>', '-', '+', '.', 'e', 'E', '0', '1', '9', 'a', 'Z', 'é', '😀', '\u{202e}', '\u{ffff}',
+    '\0', '\u{7}', '\n', '\t', ' ', '\'', '"', '\\', '/', '%', '*', '?', '(', ')', '[', ']', '{', '}', ',', ';', ':', '=', '!', '<', '>',
+    '-', '+', '.', 'e', 'E', '0', '1', '9', 'a', 'Z', 'é', '😀', '\u{202e}', '\u{ffff}',
 ];
 
 /// Random text: hostile characters, words of the target's vocabulary, and long runs.

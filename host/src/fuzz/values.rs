@@ -4,12 +4,13 @@ use chrono::{Datelike, NaiveDate};
 use rand::Rng;
 
 use super::{cases, demo_model, mutate, rng, text};
+use crate::model::{FieldType, Formats, Value};
 use crate::values::format::Pattern;
 use crate::values::value::{FIRST_YEAR, LAST_YEAR, MAX_EXACT_NUMBER};
-use crate::model::{FieldType, Formats, Value};
 
 const PATTERN_WORDS: &[&str] = &["yyyy", "yy", "MM", "dd", "HH", "mm", "ss", "SSS", "'T'", "'", ".", "-", " ", "%", "%Y", "EEE", "MMM"];
-const VALUE_WORDS: &[&str] = &["2024", "12", "31", "00", "-", ".", ":", "T", "Z", "+02:00", "1e19", "9007199254740993", "NaN", "inf", "0x10", "true"];
+const VALUE_WORDS: &[&str] =
+    &["2024", "12", "31", "00", "-", ".", ":", "T", "Z", "+02:00", "1e19", "9007199254740993", "NaN", "inf", "0x10", "true"];
 
 /// Accepted values keep the documented ranges.
 fn in_range(value: &Value) -> bool {

@@ -42,8 +42,7 @@ async fn person_data(caller: PublicCaller) -> Json<Json_> {
 }
 
 fn table_json(t: &TableDef, with_description: bool) -> Json_ {
-    let fields: Vec<Json_> =
-        t.fields.iter().map(|f| field_definition(&f.name, f.ty, f.identifier, f.description.as_deref())).collect();
+    let fields: Vec<Json_> = t.fields.iter().map(|f| field_definition(&f.name, f.ty, f.identifier, f.description.as_deref())).collect();
     let mut out = json!({ "name": t.name, "fields": fields });
     if with_description {
         if let Some(d) = &t.description {

@@ -29,7 +29,9 @@ pub enum ApiError {
     /// A filter names a selector that does not exist (the spec's 422).
     UnknownSelector,
     /// A limit is reached; retry after this many seconds.
-    TooManyRequests { retry_after: u64 },
+    TooManyRequests {
+        retry_after: u64,
+    },
     /// The database cannot be reached (down, restarting, refusing connections): not a fault in
     /// Herald, and the caller may come back (503 with `Retry-After`).
     Unavailable(String),

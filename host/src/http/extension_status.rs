@@ -36,7 +36,11 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(que
     answer(&ctx, caller.tenant.customer_id(), &queue_id).await
 }
 
-async fn open(State(ctx): State<ApiContext>, OpenInstance(tenant): OpenInstance, AppPath((_, queue_id)): AppPath<(String, String)>) -> Response {
+async fn open(
+    State(ctx): State<ApiContext>,
+    OpenInstance(tenant): OpenInstance,
+    AppPath((_, queue_id)): AppPath<(String, String)>,
+) -> Response {
     answer(&ctx, tenant.customer_id(), &queue_id).await
 }
 

@@ -64,7 +64,12 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(par
     call(&ctx, &caller.tenant, &id, extension, &path, request).await
 }
 
-async fn open(State(ctx): State<ApiContext>, OpenInstance(tenant): OpenInstance, AppPath(params): AppPath<Vec<String>>, request: Request) -> Response {
+async fn open(
+    State(ctx): State<ApiContext>,
+    OpenInstance(tenant): OpenInstance,
+    AppPath(params): AppPath<Vec<String>>,
+    request: Request,
+) -> Response {
     let (id, path) = split(params.into_iter().skip(1).collect());
     let (id, extension) = match load(&ctx, &tenant, &id).await {
         Ok(e) => e,
@@ -135,11 +140,7 @@ async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, parts: axum::http:
     let request = CapturedRequest {
         method: parts.method.to_string(),
         uri: parts.uri.to_string(),
-        headers: parts
-            .headers
-            .iter()
-            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect(),
+        headers: parts.headers.iter().map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned())).collect(),
         body,
     };
     match ctx.queue.enqueue(tenant.customer_id(), id, JobPayload::Http(request)).await {

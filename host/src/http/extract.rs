@@ -29,10 +29,7 @@ pub struct AppQuery<T>(pub T);
 /// The second decoding of a path segment (the spec encodes special characters twice; the router
 /// has decoded once). `+` stays a plus.
 pub fn decode_twice(once: &str) -> Result<String, ApiError> {
-    percent_decode_str(once)
-        .decode_utf8()
-        .map(|s| s.into_owned())
-        .map_err(|_| ApiError::bad("a path segment is not UTF-8 after decoding"))
+    percent_decode_str(once).decode_utf8().map(|s| s.into_owned()).map_err(|_| ApiError::bad("a path segment is not UTF-8 after decoding"))
 }
 
 /// A caller with a valid credential of any scope, and its instance.

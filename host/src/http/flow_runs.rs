@@ -60,10 +60,7 @@ async fn recipient_ids(t: &Tenant, runs: &[FlowRun]) -> ApiResult<Vec<Json_>> {
     let keys: Vec<i64> = runs.iter().map(|r| r.recipient).collect();
     let found = t.db.recipients_by_keys(&t.model, &keys).await?;
     let index = t.model.def.recipient_id_index();
-    Ok(keys
-        .iter()
-        .map(|k| found.iter().find(|r| r.key == *k).map_or(Json_::Null, |r| r.values[index].to_json(&t.model.formats)))
-        .collect())
+    Ok(keys.iter().map(|k| found.iter().find(|r| r.key == *k).map_or(Json_::Null, |r| r.values[index].to_json(&t.model.formats))).collect())
 }
 
 async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<RunsQuery>) -> ApiResult<Json<Vec<Json_>>> {

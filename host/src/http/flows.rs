@@ -66,7 +66,12 @@ fn operators(name: &str) -> ApiError {
     ApiError::Conflict(format!("flow {name} is defined by the operator's instance definition: change it there"))
 }
 
-async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name): AppPath<String>, AppBytes(body): AppBytes) -> ApiResult<Response> {
+async fn put(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppPath(name): AppPath<String>,
+    AppBytes(body): AppBytes,
+) -> ApiResult<Response> {
     let tenant = &caller.tenant;
     let mut flow: Flow = serde_json::from_value(json_body(&body)?).map_err(|e| ApiError::bad(format!("the flow does not read: {e}")))?;
     if !flow.name.is_empty() && flow.name != name {
@@ -109,7 +114,8 @@ async fn remove(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResu
 mod tests {
     #[test]
     fn the_json_form_names_the_flow_and_its_source() {
-        let flow: super::Flow = serde_json::from_value(serde_json::json!({"trigger": {"event": "WELCOME"}, "nodes": [{"send": "welcome"}]})).unwrap();
+        let flow: super::Flow =
+            serde_json::from_value(serde_json::json!({"trigger": {"event": "WELCOME"}, "nodes": [{"send": "welcome"}]})).unwrap();
         let json = super::flow_json(&super::InstanceFlow { flow, source: super::Source::Api, version: 3, updated_at: None });
         assert_eq!(json["source"], "api");
         assert_eq!(json["version"], 3);

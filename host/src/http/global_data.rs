@@ -12,10 +12,7 @@ use crate::model::GlobalDataDef;
 use crate::store::tenant::GlobalValue;
 
 pub(super) fn router() -> Router<ApiContext> {
-    Router::new()
-        .route("/globaldata", get(list))
-        .route("/globaldata/", get(list))
-        .route("/globaldata/{name}", get(read).put(update))
+    Router::new().route("/globaldata", get(list)).route("/globaldata/", get(list)).route("/globaldata/{name}", get(read).put(update))
 }
 
 /// `{NAME, TYPE, DESCRIPTION}`: the list form, also served by Discovery.

@@ -127,11 +127,9 @@ async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(OwnedSemaphorePermi
 
 fn usage_headers(response: &mut Response, usage: Usage) {
     let headers = response.headers_mut();
-    for (name, value) in [
-        ("x-ratelimit-limit", usage.limit),
-        ("x-ratelimit-remaining", usage.remaining),
-        ("x-ratelimit-reset", usage.reset_secs),
-    ] {
+    for (name, value) in
+        [("x-ratelimit-limit", usage.limit), ("x-ratelimit-remaining", usage.remaining), ("x-ratelimit-reset", usage.reset_secs)]
+    {
         headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
     }
 }
@@ -182,9 +180,7 @@ pub mod rate {
 
     fn refusal(e: GovernorError) -> axum::response::Response {
         match e {
-            GovernorError::TooManyRequests { wait_time, .. } => {
-                ApiError::TooManyRequests { retry_after: wait_time.max(1) }.into_response()
-            }
+            GovernorError::TooManyRequests { wait_time, .. } => ApiError::TooManyRequests { retry_after: wait_time.max(1) }.into_response(),
             GovernorError::UnableToExtractKey => ApiError::Unauthorized.into_response(),
             GovernorError::Other { .. } => ApiError::Internal(anyhow::anyhow!("rate limiter failed")).into_response(),
         }

@@ -6,19 +6,19 @@ mod assets;
 mod batch;
 mod discovery;
 pub(crate) mod error;
-pub(crate) mod extract;
 mod extension_status;
 mod extensions;
+pub(crate) mod extract;
 mod flow_runs;
 mod flows;
 mod global_data;
 mod guard;
+mod monitors;
 mod negotiate;
 mod oauth;
 mod recipients;
 mod register;
 mod secrets;
-mod monitors;
 mod tables;
 #[cfg(feature = "testing")]
 mod testing;
@@ -42,10 +42,10 @@ pub(crate) use recipients::parse_ref;
 
 use crate::auth::Authenticator;
 use crate::limits::Limits;
-use crate::queue::Queue;
-use crate::runtime::Runtime;
 use crate::paging::Clock;
+use crate::queue::Queue;
 use crate::rsql::{Condition, Selectors};
+use crate::runtime::Runtime;
 use crate::tenants::{Tenant, Tenants};
 
 pub use crate::limits::MAX_PAYLOAD_BYTES;
@@ -120,11 +120,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
         guarded
     };
     let guarded = guarded.layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate));
-    let token = oauth::router().layer(guard::rate::layer(
-        guard::rate::AddressKey,
-        rate.per_address_per_second,
-        rate.per_address_burst,
-    ));
+    let token = oauth::router().layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst));
     let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
     let app = Router::new()
         .merge(guarded)
@@ -185,8 +181,11 @@ fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
     let open = extensions::open_router().merge(extension_status::open_router());
     #[cfg(feature = "testing")]
     let open = open.merge(testing::open_router());
-    open.route_layer(middleware::from_fn_with_state(ctx.clone(), guard::open_instance_limits))
-        .layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst))
+    open.route_layer(middleware::from_fn_with_state(ctx.clone(), guard::open_instance_limits)).layer(guard::rate::layer(
+        guard::rate::AddressKey,
+        rate.per_address_per_second,
+        rate.per_address_burst,
+    ))
 }
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.

@@ -29,13 +29,12 @@ async fn list(State(ctx): State<ApiContext>, caller: PublicCaller) -> ApiResult<
         let id = monitor_id(&record.path);
         let config = stored_config(t, record).await?;
         let scheduled = ctx.flows.control.monitor_schedule(t.customer_id(), id).await?.filter(|s| s.sha256 == record.sha256);
-        let history: Vec<Json_> = t
-            .db
-            .monitor_runs(id, KEPT_RUNS)
-            .await?
-            .iter()
-            .map(|r| json!({"at": time(t, r.at), "status": r.status, "message": r.message, "durationMs": r.duration_ms}))
-            .collect();
+        let history: Vec<Json_> =
+            t.db.monitor_runs(id, KEPT_RUNS)
+                .await?
+                .iter()
+                .map(|r| json!({"at": time(t, r.at), "status": r.status, "message": r.message, "durationMs": r.duration_ms}))
+                .collect();
         out.push(json!({
             "id": id,
             "schedule": config.schedule.map(|s| s.to_string()),

@@ -75,9 +75,7 @@ pub fn is_json(value: Option<&HeaderValue>) -> bool {
         return false;
     }
     parts.all(|p| match p.split_once('=') {
-        Some((k, v)) if k.trim().eq_ignore_ascii_case("charset") => {
-            v.trim().trim_matches('"').eq_ignore_ascii_case("utf-8")
-        }
+        Some((k, v)) if k.trim().eq_ignore_ascii_case("charset") => v.trim().trim_matches('"').eq_ignore_ascii_case("utf-8"),
         _ => true,
     })
 }
@@ -94,9 +92,8 @@ pub fn accepts_json<'a>(values: impl Iterator<Item = &'a HeaderValue>) -> bool {
                 continue;
             }
             any = true;
-            let refused = parts.any(|p| {
-                p.split_once('=').is_some_and(|(k, v)| k.trim() == "q" && v.trim().parse::<f32>().is_ok_and(|q| q == 0.0))
-            });
+            let refused =
+                parts.any(|p| p.split_once('=').is_some_and(|(k, v)| k.trim() == "q" && v.trim().parse::<f32>().is_ok_and(|q| q == 0.0)));
             if !refused && matches!(media.as_str(), "*/*" | "application/*" | "application/json") {
                 return true;
             }

@@ -44,7 +44,12 @@ async fn one(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<
     Ok(Json(info_json(t, &info)))
 }
 
-async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name): AppPath<String>, AppBytes(body): AppBytes) -> ApiResult<Response> {
+async fn put(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppPath(name): AppPath<String>,
+    AppBytes(body): AppBytes,
+) -> ApiResult<Response> {
     let t = &caller.tenant;
     let body = json_body(&body)?;
     let Some(members) = body.as_object() else { return Err(ApiError::bad(r#"the body must be {"value": "..."}"#)) };

@@ -67,7 +67,11 @@ async fn read(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String
 
 /// PUT: upserts the record the path names (201 created, 200 updated). An identifier in the body
 /// must equal the path's.
-async fn upsert(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
+async fn upsert(
+    caller: PublicCaller,
+    AppPath((name, id)): AppPath<(String, String)>,
+    AppJson(body): AppJson<Json_>,
+) -> ApiResult<Response> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
     let id = batch::path_identifier(scope.def, &decode_twice(&id)?, &t.model.formats)?;
@@ -96,7 +100,11 @@ async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, Stri
 }
 
 /// `:truncateTable` (no body), `:batchUpdateRecords` and `:batchDeleteRecords` (JSON arrays).
-async fn method(caller: PublicCaller, AppPath((name, method)): AppPath<(String, String)>, AppBytes(body): AppBytes) -> ApiResult<Json<Json_>> {
+async fn method(
+    caller: PublicCaller,
+    AppPath((name, method)): AppPath<(String, String)>,
+    AppBytes(body): AppBytes,
+) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
     match method.as_str() {

@@ -67,7 +67,15 @@ async fn run_extension(
         ExtensionKind::Authheader => RecordedInput::Authheader { host: body.host, method: body.method, path: body.path },
         ExtensionKind::Http => return Err(ApiError::bad("http extensions are called through their endpoints")),
     };
-    let call = Call { deadline: ctx.runtime.deadline(&extension.config), extension, id: id.clone(), tenant: tenant.clone(), context: None, depth: 0, journal: None };
+    let call = Call {
+        deadline: ctx.runtime.deadline(&extension.config),
+        extension,
+        id: id.clone(),
+        tenant: tenant.clone(),
+        context: None,
+        depth: 0,
+        journal: None,
+    };
     let ran = ctx.runtime.run_input(call, kind, input).await.map_err(ApiError::BadRequest)?;
     Ok(axum::Json(ran.to_json()))
 }

@@ -16,7 +16,11 @@ pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/webapps/{customer_id}/{*path}", get(serve))
 }
 
-async fn serve(State(ctx): State<ApiContext>, crate::http::extract::AppPath((customer_id, path)): crate::http::extract::AppPath<(String, String)>, request: Request) -> Response {
+async fn serve(
+    State(ctx): State<ApiContext>,
+    crate::http::extract::AppPath((customer_id, path)): crate::http::extract::AppPath<(String, String)>,
+    request: Request,
+) -> Response {
     if ctx.tenants.get(&customer_id).is_none() {
         return ApiError::NotFound.into_response();
     }

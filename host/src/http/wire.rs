@@ -39,12 +39,8 @@ pub fn assignments<F: FieldInfo>(
 ) -> Result<Vec<(usize, Value)>, String> {
     let mut out = Vec::with_capacity(object.len());
     for (name, json) in object {
-        let index = fields
-            .iter()
-            .position(|f| f.field_name() == name)
-            .ok_or_else(|| format!("unknown {kind} field '{name}'"))?;
-        let value = Value::from_json(fields[index].field_type(), json, formats)
-            .map_err(|e| format!("{kind} field {name} {e}"))?;
+        let index = fields.iter().position(|f| f.field_name() == name).ok_or_else(|| format!("unknown {kind} field '{name}'"))?;
+        let value = Value::from_json(fields[index].field_type(), json, formats).map_err(|e| format!("{kind} field {name} {e}"))?;
         out.push((index, value));
     }
     Ok(out)

@@ -66,9 +66,7 @@ pub fn plan(old: &DataModel, new: &DataModel) -> Result<Vec<Change>, String> {
     for g in &old.global_data {
         match new.global_data_item(&g.name) {
             None => refusals.push(format!("removing Global Data {} would lose its value", g.name)),
-            Some(n) if n.ty != g.ty => {
-                refusals.push(format!("changing the type of Global Data {} would reinterpret its value", g.name))
-            }
+            Some(n) if n.ty != g.ty => refusals.push(format!("changing the type of Global Data {} would reinterpret its value", g.name)),
             Some(_) => {}
         }
     }
@@ -88,9 +86,7 @@ fn plan_table(kind: TableKind, old: &TableDef, new: &TableDef, changes: &mut Vec
     for f in &old.fields {
         match new.field(&f.name) {
             None => refusals.push(format!("removing field {}.{} would lose its data", old.name, f.name)),
-            Some(n) if n.ty != f.ty => {
-                refusals.push(format!("changing the type of {}.{} would reinterpret its data", old.name, f.name))
-            }
+            Some(n) if n.ty != f.ty => refusals.push(format!("changing the type of {}.{} would reinterpret its data", old.name, f.name)),
             Some(n) if n.identifier != f.identifier => {
                 refusals.push(format!("changing the identifier of table {} is not possible on a live table", old.name))
             }
@@ -126,12 +122,7 @@ mod tests {
     fn additions_are_planned() {
         let mut new = demo();
         new.person_data.push(PersonField { name: "NICK".into(), ty: FieldType::String, unique: true, description: None });
-        new.one_to_many[0].fields.push(TableField {
-            name: "NOTE".into(),
-            ty: FieldType::String,
-            identifier: false,
-            description: None,
-        });
+        new.one_to_many[0].fields.push(TableField { name: "NOTE".into(), ty: FieldType::String, identifier: false, description: None });
         let changes = plan(&demo(), &new).unwrap();
         assert!(matches!(&changes[0], Change::AddPersonField(f) if f.name == "NICK"));
         assert_eq!(changes[1], Change::AddUniqueIndex("NICK".into()));

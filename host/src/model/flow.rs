@@ -196,7 +196,9 @@ pub fn problems(flow: &Flow, model: &Model) -> Vec<String> {
                 out.push(format!("trigger: schedule '{cron}' is not a cron expression (minute hour day month weekday, UTC): {e}"));
             }
             match (group, filter) {
-                (Some(g), None) if !def.target_groups.iter().any(|t| &t.name == g) => out.push(format!("trigger: unknown target group '{g}'")),
+                (Some(g), None) if !def.target_groups.iter().any(|t| &t.name == g) => {
+                    out.push(format!("trigger: unknown target group '{g}'"))
+                }
                 (Some(_), None) => {}
                 (None, Some(f)) => person_filter(f, model, "trigger filter", &mut out),
                 (None, None) => out.push("trigger: a schedule runs over a targetGroup or a filter; give one".into()),

@@ -11,9 +11,9 @@ pub use definition::{
 };
 // The typed values are a module below both the model and the filters (`rsql`); the model's users
 // reach them through here too.
+pub use crate::values::Value;
 pub use crate::values::{FieldType, Formats, Pattern};
 pub use validate::{validate_customer_id, validate_settings};
-pub use crate::values::Value;
 
 use crate::rsql::Selectors;
 

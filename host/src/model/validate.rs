@@ -8,9 +8,7 @@ use crate::rsql;
 
 fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && name.len() <= 63
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') && name.len() <= 63
 }
 
 /// A customer id is used in URLs and as a directory name: lower-case letters, digits and `-`.
@@ -22,18 +20,13 @@ pub fn validate_customer_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "customer_id '{id}' must be 1 to 63 characters of a-z, 0-9 and '-', not starting with '-'"
-        ))
+        Err(format!("customer_id '{id}' must be 1 to 63 characters of a-z, 0-9 and '-', not starting with '-'"))
     }
 }
 
 pub fn validate_settings(settings: &InstanceSettings) -> Result<(), String> {
     validate_customer_id(&settings.customer_id)?;
-    if settings.environment == super::Environment::Production
-        && settings.licensed_uar.is_none()
-        && settings.daily_cap.is_none()
-    {
+    if settings.environment == super::Environment::Production && settings.licensed_uar.is_none() && settings.daily_cap.is_none() {
         return Err(format!(
             "production instance '{}' needs licensed_uar (its daily cap is 5 x licensed_uar) or daily_cap",
             settings.customer_id
@@ -46,9 +39,7 @@ fn check_names<'a>(kind: &str, names: impl Iterator<Item = &'a str>, problems: &
     let mut seen = HashSet::new();
     for name in names {
         if !valid_name(name) {
-            problems.push(format!(
-                "{kind} name '{name}' must start with a letter and hold only letters, digits and '_' (at most 63)"
-            ));
+            problems.push(format!("{kind} name '{name}' must start with a letter and hold only letters, digits and '_' (at most 63)"));
         }
         // SQL identifiers are case-insensitive in SQLite, so names must differ beyond case.
         if !seen.insert(name.to_ascii_lowercase()) {

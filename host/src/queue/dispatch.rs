@@ -98,15 +98,18 @@ impl Dispatcher {
                 *running.lock().expect("running lock").entry(job.customer_id.clone()).or_default() += 1;
                 let (executor, writes, clock, wake, running) =
                     (self.executor.clone(), self.writes.clone(), self.clock.clone(), self.wake.clone(), running.clone());
-                executions.spawn_on(async move {
-                    let outcome = executor.execute(&job).await;
-                    let _ = writes.send(Write::Finish(job.id.clone(), outcome, clock.now_millis())).await;
-                    if let Some(n) = running.lock().expect("running lock").get_mut(&job.customer_id) {
-                        *n -= 1;
-                    }
-                    drop(place);
-                    wake.notify_one();
-                }, self.runtime.handle());
+                executions.spawn_on(
+                    async move {
+                        let outcome = executor.execute(&job).await;
+                        let _ = writes.send(Write::Finish(job.id.clone(), outcome, clock.now_millis())).await;
+                        if let Some(n) = running.lock().expect("running lock").get_mut(&job.customer_id) {
+                            *n -= 1;
+                        }
+                        drop(place);
+                        wake.notify_one();
+                    },
+                    self.runtime.handle(),
+                );
                 started += 1;
             }
         }

@@ -32,8 +32,12 @@ impl Executor {
                 // Started before the flows were wired (never, in a server): queued again later.
                 None => JobOutcome::Failed("flow runs are not available on this node".into()),
             },
-            JobPayload::Monitor(_) => super::monitor_run::execute(&self.tenants, &self.runtime, &self.data_dir, self.execution_limit, job).await,
-            JobPayload::Unsupported(kind) => JobOutcome::Failed(format!("a job of kind '{kind}', which this version of Herald does not run")),
+            JobPayload::Monitor(_) => {
+                super::monitor_run::execute(&self.tenants, &self.runtime, &self.data_dir, self.execution_limit, job).await
+            }
+            JobPayload::Unsupported(kind) => {
+                JobOutcome::Failed(format!("a job of kind '{kind}', which this version of Herald does not run"))
+            }
         }
     }
 

@@ -83,19 +83,21 @@ async fn raise(runtime: &Arc<Runtime>, tenant: &Arc<Tenant>, alert: &Alert) -> R
     let field = &model.def.person_data[index];
     let value = match &alert.recipient {
         serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or_default()),
-        serde_json::Value::String(text) => Value::from_text(field.ty, text, &model.formats).map_err(|e| format!("the recipient {text}: {e}"))?,
+        serde_json::Value::String(text) => {
+            Value::from_text(field.ty, text, &model.formats).map_err(|e| format!("the recipient {text}: {e}"))?
+        }
         other => return Err(format!("the recipient {other} is not a Recipient Id")),
     };
     let recipient = crate::domain::recipients::find(tenant, index, &value)
         .await
         .map_err(|e| format!("{e:?}"))?
         .ok_or_else(|| format!("no recipient has {} {}", field.name, alert.recipient))?;
-    crate::domain::recipients::achieve_event(tenant, recipient.key, &alert.event, runtime.clock().now_utc())
-        .await
-        .map_err(|e| match e {
+    crate::domain::recipients::achieve_event(tenant, recipient.key, &alert.event, runtime.clock().now_utc()).await.map_err(
+        |e| match e {
             crate::domain::DomainError::NotFound => format!("the instance defines no event {}", alert.event),
             e => format!("{e:?}"),
-        })?;
+        },
+    )?;
     if let Some(triggers) = runtime.triggers() {
         triggers.happened(tenant, recipient.key, Happening::EventAchieved(&alert.event), 0).await;
     }

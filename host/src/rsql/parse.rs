@@ -379,10 +379,10 @@ mod tests {
             ),
             ("EMAIL==*@example.com", cmp("EMAIL", Op::Eq, &["*@example.com"])),
             ("CREATED_AT>'2024-01-01T00:00:00Z'", cmp("CREATED_AT", Op::Gt, &["2024-01-01T00:00:00Z"])),
-            ("a==1;b==2,c==3", Node::Or(vec![
-                Node::And(vec![cmp("a", Op::Eq, &["1"]), cmp("b", Op::Eq, &["2"])]),
-                cmp("c", Op::Eq, &["3"]),
-            ])),
+            (
+                "a==1;b==2,c==3",
+                Node::Or(vec![Node::And(vec![cmp("a", Op::Eq, &["1"]), cmp("b", Op::Eq, &["2"])]), cmp("c", Op::Eq, &["3"])]),
+            ),
             ("NAME=='O\\'Brien'", cmp("NAME", Op::Eq, &["O'Brien"])),
             ("  AGE =gt= 5  ", cmp("AGE", Op::Gt, &["5"])),
             ("VILLE==Zürich", cmp("VILLE", Op::Eq, &["Zürich"])),
@@ -395,10 +395,7 @@ mod tests {
     #[test]
     fn and_binds_tighter_than_or() {
         let n = parse("a==1 or b==2 and c==3").unwrap();
-        assert_eq!(
-            n,
-            Node::Or(vec![cmp("a", Op::Eq, &["1"]), Node::And(vec![cmp("b", Op::Eq, &["2"]), cmp("c", Op::Eq, &["3"])])])
-        );
+        assert_eq!(n, Node::Or(vec![cmp("a", Op::Eq, &["1"]), Node::And(vec![cmp("b", Op::Eq, &["2"]), cmp("c", Op::Eq, &["3"])])]));
     }
 
     #[test]

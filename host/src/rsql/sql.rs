@@ -36,12 +36,7 @@ pub enum FilterError {
 }
 
 /// Translates `node` for `selectors`, reading dates in the instance's `formats`.
-pub fn compile(
-    node: &Node,
-    selectors: &dyn Selectors,
-    formats: &Formats,
-    dialect: Dialect,
-) -> Result<Condition, FilterError> {
+pub fn compile(node: &Node, selectors: &dyn Selectors, formats: &Formats, dialect: Dialect) -> Result<Condition, FilterError> {
     let mut c = Compiler { selectors, formats, dialect, sql: String::new(), binds: Vec::new() };
     c.node(node)?;
     Ok(Condition { sql: c.sql, binds: c.binds })
@@ -90,10 +85,7 @@ impl Compiler<'_> {
     }
 
     fn comparison(&mut self, cmp: &Comparison) -> Result<(), FilterError> {
-        let (column, ty) = self
-            .selectors
-            .lookup(&cmp.selector)
-            .ok_or_else(|| FilterError::UnknownSelector(cmp.selector.clone()))?;
+        let (column, ty) = self.selectors.lookup(&cmp.selector).ok_or_else(|| FilterError::UnknownSelector(cmp.selector.clone()))?;
         let has_wildcard = |a: &String| a.contains('*') || a.contains('?');
         if ty == FieldType::String && cmp.args.iter().any(has_wildcard) {
             if cmp.op != Op::Eq {
@@ -173,14 +165,12 @@ impl Compiler<'_> {
     }
 
     fn argument(&self, selector: &str, ty: FieldType, arg: &str) -> Result<Argument, FilterError> {
-        let invalid = |what: &str| {
-            FilterError::Invalid(format!("the value '{arg}' for {selector} is not {what}"))
-        };
+        let invalid = |what: &str| FilterError::Invalid(format!("the value '{arg}' for {selector} is not {what}"));
         Ok(match ty {
             FieldType::String => Argument::Plain(Value::Text(arg.to_string())),
-            FieldType::Number => Argument::Plain(Value::Number(
-                arg.parse::<f64>().ok().filter(|f| f.is_finite()).ok_or_else(|| invalid("a NUMBER"))?,
-            )),
+            FieldType::Number => {
+                Argument::Plain(Value::Number(arg.parse::<f64>().ok().filter(|f| f.is_finite()).ok_or_else(|| invalid("a NUMBER"))?))
+            }
             FieldType::Boolean => match arg.to_ascii_lowercase().as_str() {
                 "true" => Argument::Plain(Value::Bool(true)),
                 "false" => Argument::Plain(Value::Bool(false)),

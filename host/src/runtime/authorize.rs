@@ -30,7 +30,8 @@ const MAX_HEADERS: usize = 32;
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// Headers an authheader extension may not set: the connection's own, which the request's
 /// framing decides.
-const RESERVED: [&str; 9] = ["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer", "keep-alive", "proxy-connection"];
+const RESERVED: [&str; 9] =
+    ["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer", "keep-alive", "proxy-connection"];
 
 /// (instance, host in lower case).
 type Key = (String, String);
@@ -87,7 +88,13 @@ pub type Refusal = String;
 impl Runtime {
     /// The headers the instance's authheader extension bound to `host` makes for this call:
     /// `Ok(None)` when none is bound, `Err` when it failed (the call must not go out without).
-    pub(crate) async fn authorize(self: &Arc<Self>, tenant: &Arc<Tenant>, host: &str, method: &str, path_with_query: &str) -> Result<Option<Arc<Headers>>, Refusal> {
+    pub(crate) async fn authorize(
+        self: &Arc<Self>,
+        tenant: &Arc<Tenant>,
+        host: &str,
+        method: &str,
+        path_with_query: &str,
+    ) -> Result<Option<Arc<Headers>>, Refusal> {
         let binding = match bound_extension(tenant, host).await {
             Ok(Some(binding)) => binding,
             Ok(None) => return Ok(None),
@@ -128,7 +135,15 @@ impl Runtime {
             Ok(None) => return Err(failed("it is gone".into())),
             Err(e) => return Err(failed(format!("it could not be loaded: {e:#}"))),
         };
-        let call = Call { deadline: self.deadline(&extension.config), extension, id: name.clone(), tenant: Arc::clone(tenant), context: None, depth: 0, journal: None };
+        let call = Call {
+            deadline: self.deadline(&extension.config),
+            extension,
+            id: name.clone(),
+            tenant: Arc::clone(tenant),
+            context: None,
+            depth: 0,
+            journal: None,
+        };
         let made = match self.call_authheader(call, outbound).await {
             Ok(Ok(made)) => made,
             Ok(Err(reason)) => return Err(failed(format!("it declined: {reason}"))),
@@ -157,7 +172,8 @@ fn checked_headers(made: Vec<(String, String)>) -> Result<Headers, String> {
             if RESERVED.contains(&header.as_str()) {
                 return Err(format!("it may not set the '{header}' header"));
             }
-            let mut value = HeaderValue::from_str(&value).map_err(|_| format!("the value of header '{header}' is not a valid header value"))?;
+            let mut value =
+                HeaderValue::from_str(&value).map_err(|_| format!("the value of header '{header}' is not a valid header value"))?;
             value.set_sensitive(true);
             Ok((header, value))
         })

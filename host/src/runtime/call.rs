@@ -15,8 +15,8 @@ use super::input::RecordedInput;
 use super::journal::Journal;
 use super::state::{Authorizer, CallState};
 use super::warm::WarmKey;
-use crate::secrets::redact;
 use super::{Prepared, Runtime};
+use crate::secrets::redact;
 use crate::store::tenant::ExecutionLog;
 use crate::tenants::Tenant;
 
@@ -105,7 +105,8 @@ impl Runtime {
         let Call { extension, id, tenant, deadline, context, depth, journal } = call;
         let recorder = invocation.recorder();
         let answered_error = invocation.answered_error();
-        let authorizer = I::HEADERS_FOR_OUTBOUND.then(|| Authorizer { runtime: Arc::clone(self), tenant: Arc::clone(&tenant), notes: Arc::default() });
+        let authorizer =
+            I::HEADERS_FOR_OUTBOUND.then(|| Authorizer { runtime: Arc::clone(self), tenant: Arc::clone(&tenant), notes: Arc::default() });
         // Local runs never reuse: each is the first call of its component.
         let reuse = extension.config.reuse.filter(|_| I::REUSES_INSTANCE && journal.is_none()).map(|reuse| {
             (reuse, WarmKey { customer: tenant.customer_id().to_string(), extension: id.clone(), version: Arc::clone(&extension.version) })
@@ -184,7 +185,9 @@ impl Runtime {
             // otherwise the instance's slot in the pooling allocator comes back now, not after
             // the write.
             match reuse {
-                Some((reuse, key)) if !failed && !store.data().limits.refused && store.data().proxy.is_some() => warm.give(key, store, served + 1, reuse),
+                Some((reuse, key)) if !failed && !store.data().limits.refused && store.data().proxy.is_some() => {
+                    warm.give(key, store, served + 1, reuse)
+                }
                 _ => drop(store),
             }
             let lines = entry.log.clone();

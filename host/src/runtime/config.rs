@@ -100,7 +100,9 @@ impl Schedule {
             };
         }
         if text.split_whitespace().count() != 5 {
-            return Err(format!("'schedule' '{text}' is neither 'every <n><s|m|h|d>' nor five-field cron (minute hour day month weekday, UTC)"));
+            return Err(format!(
+                "'schedule' '{text}' is neither 'every <n><s|m|h|d>' nor five-field cron (minute hour day month weekday, UTC)"
+            ));
         }
         text.parse::<croner::Cron>().map_err(|e| format!("'schedule' '{text}' is not a cron expression: {e}"))?;
         Ok(Schedule::Cron(text.to_string()))
@@ -175,7 +177,9 @@ impl ExtensionConfig {
             (_, false) => out.push(format!("'bound_hosts' is for authheader extensions, not for type '{kind}'")),
         }
         match (kind, &self.schedule) {
-            (Monitor, None) => out.push(format!("a monitor extension must declare when it runs: 'schedule' in its '{SECTION}' section, such as \"every 5m\"")),
+            (Monitor, None) => out.push(format!(
+                "a monitor extension must declare when it runs: 'schedule' in its '{SECTION}' section, such as \"every 5m\""
+            )),
             (Monitor, Some(_)) | (_, None) => {}
             (_, Some(_)) => out.push(format!("'schedule' is for monitor extensions, not for type '{kind}'")),
         }
@@ -418,7 +422,9 @@ mod tests {
 
     #[test]
     fn members_are_checked_with_messages_in_the_authors_terms() {
-        let ok = from_json(&serde_json::json!({"open": true, "async": false, "allowed_hosts": ["a.example.com", "*.b.net"], "timeout_ms": 300000}));
+        let ok = from_json(
+            &serde_json::json!({"open": true, "async": false, "allowed_hosts": ["a.example.com", "*.b.net"], "timeout_ms": 300000}),
+        );
         assert_eq!(ok.unwrap().timeout_ms, Some(300_000));
         for (bad, says) in [
             (serde_json::json!(null), "JSON object"),

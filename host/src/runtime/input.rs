@@ -73,7 +73,9 @@ impl RecordedInput {
     pub fn body_bytes(body: &Option<String>, body_base64: &Option<String>) -> Result<Vec<u8>, String> {
         match (body, body_base64) {
             (Some(text), _) => Ok(text.clone().into_bytes()),
-            (None, Some(encoded)) => base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|e| format!("bodyBase64 is not base64: {e}")),
+            (None, Some(encoded)) => {
+                base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|e| format!("bodyBase64 is not base64: {e}"))
+            }
             (None, None) => Ok(Vec::new()),
         }
     }
@@ -216,6 +218,9 @@ mod tests {
         let kept = input.to_kept_json(&["s3\"cret".to_string()]);
         assert!(!kept.contains("s3"), "{kept}");
         let back: RecordedInput = serde_json::from_str(&kept).unwrap();
-        assert_eq!(back, RecordedInput::Authheader { host: "api.example.com".into(), method: "GET".into(), path: "/x?key=[secret]".into() });
+        assert_eq!(
+            back,
+            RecordedInput::Authheader { host: "api.example.com".into(), method: "GET".into(), path: "/x?key=[secret]".into() }
+        );
     }
 }

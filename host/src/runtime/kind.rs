@@ -102,7 +102,9 @@ impl ExtensionKind {
                 offered.collect::<Vec<_>>().join(", ")
             ));
         }
-        Some(format!("the component imports {import}, which Herald does not provide (WASI 0.2, wasi:http and herald:platform are provided)"))
+        Some(format!(
+            "the component imports {import}, which Herald does not provide (WASI 0.2, wasi:http and herald:platform are provided)"
+        ))
     }
 }
 
@@ -181,7 +183,8 @@ mod tests {
             for import in &imports {
                 assert_eq!(kind.refuses_import(import, open), None, "{name} imports {import}");
             }
-            let platform: Vec<&str> = imports.iter().filter(|i| i.starts_with("herald:platform/")).map(|i| i.split('@').next().unwrap()).collect();
+            let platform: Vec<&str> =
+                imports.iter().filter(|i| i.starts_with("herald:platform/")).map(|i| i.split('@').next().unwrap()).collect();
             for offered in ALL_PLATFORM.iter().chain([SECRETS].iter()).filter(|i| **i != TYPES) {
                 let accepted = kind.refuses_import(&format!("{offered}@0.1.0"), open).is_none();
                 assert_eq!(platform.contains(offered), accepted, "{name}: {offered} imported = accepted");

@@ -14,10 +14,10 @@ pub mod kind;
 pub mod kinds;
 mod logs;
 pub mod oneshot;
+mod output;
 mod platform;
 mod state;
 pub mod validate;
-mod output;
 mod warm;
 
 use std::path::{Path, PathBuf};
@@ -30,19 +30,19 @@ use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
-pub use config::ExtensionConfig;
-pub use kind::ExtensionKind;
 use crate::assets::{MediaArea, RelPath};
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
 pub use authorize::stored_config;
 pub use call::{Call, CallFailure};
+pub use config::ExtensionConfig;
 pub use input::RecordedInput;
 pub use journal::Journal;
-pub use oneshot::Ran;
+pub use kind::ExtensionKind;
 pub use kinds::authheader::{Made, Outbound};
 pub use kinds::http::HttpResponse;
 pub use kinds::monitor::Report;
+pub use oneshot::Ran;
 pub use platform::bindings::herald::platform::types::{Field as GuestField, Value as GuestValue};
 pub use platform::person_fields;
 pub use state::CallState;
@@ -158,7 +158,9 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         platform::add_to_linker(&mut linker)?;
-        kinds::authheader::secrets_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(&mut linker, |state| state)?;
+        kinds::authheader::secrets_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(&mut linker, |state| {
+            state
+        })?;
         let secrets = settings.secrets_key.load(data_dir)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         engine::spawn_ticker(engine.clone(), stop_ticker.clone());
@@ -221,7 +223,12 @@ impl Runtime {
 
     /// Checks an uploaded extension (compiling it on the blocking pool) and stores its
     /// precompiled artifact; the error is for the customer.
-    pub async fn validate(self: &Arc<Self>, wasm: Bytes, kind: ExtensionKind, sha256: &str) -> anyhow::Result<Result<ExtensionConfig, String>> {
+    pub async fn validate(
+        self: &Arc<Self>,
+        wasm: Bytes,
+        kind: ExtensionKind,
+        sha256: &str,
+    ) -> anyhow::Result<Result<ExtensionConfig, String>> {
         let (runtime, sha256) = (Arc::clone(self), sha256.to_string());
         tokio::task::spawn_blocking(move || {
             // The same content compiled before (uploaded again, or by another instance) is
@@ -232,11 +239,13 @@ impl Runtime {
                 runtime.compilations.fetch_add(1, Ordering::Relaxed);
             }
             match validate::validate(&runtime.engine, &runtime.linker, &wasm, kind, compiled) {
-                Ok(validated) if validated.config.memory_bytes().is_some_and(|asked| asked > runtime.settings.max_memory_bytes) => Ok(Err(format!(
-                    "'memory_mb' asks for {} MiB; this server lets an extension have at most {} MiB",
-                    validated.config.memory_mb.unwrap_or_default(),
-                    runtime.settings.max_memory_bytes >> 20
-                ))),
+                Ok(validated) if validated.config.memory_bytes().is_some_and(|asked| asked > runtime.settings.max_memory_bytes) => {
+                    Ok(Err(format!(
+                        "'memory_mb' asks for {} MiB; this server lets an extension have at most {} MiB",
+                        validated.config.memory_mb.unwrap_or_default(),
+                        runtime.settings.max_memory_bytes >> 20
+                    )))
+                }
                 Ok(validated) => {
                     if fresh {
                         runtime.write_artifact(&sha256, &validated.component)?;
@@ -312,7 +321,11 @@ impl Runtime {
     /// would be, for a local run: its type is the one whose export it has, unless `kind` says.
     /// Its compiled artifact is kept like an upload's, so the next run of the same file starts
     /// at once.
-    pub async fn load_file(self: &Arc<Self>, wasm: Vec<u8>, kind: Option<ExtensionKind>) -> anyhow::Result<Result<(Prepared, ExtensionKind), String>> {
+    pub async fn load_file(
+        self: &Arc<Self>,
+        wasm: Vec<u8>,
+        kind: Option<ExtensionKind>,
+    ) -> anyhow::Result<Result<(Prepared, ExtensionKind), String>> {
         let sha256 = {
             use sha2::Digest as _;
             format!("{:x}", sha2::Sha256::digest(&wasm))
@@ -356,7 +369,13 @@ impl Runtime {
         };
         let exports: Vec<String> = component.component_type().exports(&self.engine).map(|(name, _)| name.to_string()).collect();
         let found = ExtensionKind::ALL.into_iter().find(|kind| exports.iter().any(|e| e.starts_with(kind.required_export())));
-        Ok(found.ok_or_else(|| format!("the component exports none of the interfaces of an extension type ({}); it exports {}", ExtensionKind::names(), exports.join(", "))))
+        Ok(found.ok_or_else(|| {
+            format!(
+                "the component exports none of the interfaces of an extension type ({}); it exports {}",
+                ExtensionKind::names(),
+                exports.join(", ")
+            )
+        }))
     }
 
     /// The deadline of a call to an extension with this configuration.
@@ -372,7 +391,13 @@ impl Runtime {
 
     /// The prepared extension `id` (its decoded path under the extensions area, without `.wasm`)
     /// of the instance, if it exists and is of `kind`.
-    pub async fn extension(self: &Arc<Self>, data_dir: &Path, tenant: &Tenant, id: &str, kind: ExtensionKind) -> anyhow::Result<Option<Prepared>> {
+    pub async fn extension(
+        self: &Arc<Self>,
+        data_dir: &Path,
+        tenant: &Tenant,
+        id: &str,
+        kind: ExtensionKind,
+    ) -> anyhow::Result<Option<Prepared>> {
         let Ok(rel) = RelPath::parse("extension", &format!("{id}.wasm")) else { return Ok(None) };
         let Some(record) = tenant.db.extension(&rel.as_text()).await? else { return Ok(None) };
         if record.kind() != Some(kind) {

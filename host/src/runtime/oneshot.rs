@@ -23,7 +23,10 @@ pub enum Ran {
     Ok(Json),
     /// The guest returned an error of its own (or an http extension answered 5xx: `value` is its
     /// answer).
-    Declined { reason: String, value: Option<Json> },
+    Declined {
+        reason: String,
+        value: Option<Json>,
+    },
     Deadline,
     Failed(String),
 }
@@ -81,10 +84,15 @@ impl Runtime {
                 let recipient = recipient_from_json(model, &recipient)?;
                 ran(self.call_condition(call, recipient).await.0, Json::from)
             }
-            RecordedInput::Monitor {} => ran(self.call_monitor(call).await.map(Ok), |r| json!({"healthy": r.healthy, "message": r.message})),
+            RecordedInput::Monitor {} => {
+                ran(self.call_monitor(call).await.map(Ok), |r| json!({"healthy": r.healthy, "message": r.message}))
+            }
             RecordedInput::Authheader { host, method, path } => {
                 let outbound = Outbound { host, method, path_with_query: path };
-                ran(self.call_authheader(call, outbound).await, |made| json!({"headers": made.headers, "maxAgeSeconds": made.max_age_seconds}))
+                ran(
+                    self.call_authheader(call, outbound).await,
+                    |made| json!({"headers": made.headers, "maxAgeSeconds": made.max_age_seconds}),
+                )
             }
             RecordedInput::Http { method, uri, headers, body, body_base64, .. } => {
                 // The guest sees an absolute URI, as the extensions endpoint gives it.

@@ -9,15 +9,15 @@ use futures_util::StreamExt;
 use wasmtime::component::{HasSelf, Linker};
 
 use super::state::CallState;
-use crate::values::value::parse_iso_timestamp;
-use crate::model::{FieldType, Model, Value};
-use crate::rsql;
-use crate::model::TableDef;
 use crate::domain::triggers::Happening;
 use crate::domain::{self, DomainError};
+use crate::model::TableDef;
+use crate::model::{FieldType, Model, Value};
+use crate::rsql;
 use crate::store::tenant::{EntryOutcome, TableRef};
 use crate::store::StoreError;
 use crate::tenants::Tenant;
+use crate::values::value::parse_iso_timestamp;
 
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
@@ -104,7 +104,12 @@ pub fn person_fields(model: &Model, values: &[Value]) -> Vec<Field> {
 
 /// (field index, value) of a unique Person Data field.
 fn unique_key(model: &Model, key_field: &str, key: WitValue) -> Answer<(usize, Value)> {
-    let index = model.def.person_data.iter().position(|f| f.name == key_field).ok_or_else(|| invalid(format!("unknown Person Data field {key_field}")))?;
+    let index = model
+        .def
+        .person_data
+        .iter()
+        .position(|f| f.name == key_field)
+        .ok_or_else(|| invalid(format!("unknown Person Data field {key_field}")))?;
     let field = &model.def.person_data[index];
     if !field.unique {
         return Err(invalid(format!("{key_field} is not unique")));
@@ -152,7 +157,9 @@ impl recipients_write::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let values = person_values(&tenant.model, fields)?;
         let stored = domain::recipients::create(&tenant, values).await.map_err(from_domain)?;
-        self.note_change(|| format!("recipient {} created: {}", recipient_id(&tenant.model, &stored.values), all_shown(&tenant.model, &stored.values)));
+        self.note_change(|| {
+            format!("recipient {} created: {}", recipient_id(&tenant.model, &stored.values), all_shown(&tenant.model, &stored.values))
+        });
         self.happened(stored.key, Happening::Created).await;
         Ok(person_fields(&tenant.model, &stored.values))
     }
@@ -176,7 +183,11 @@ impl recipients_write::Host for CallState {
         let (stored, created) = domain::recipients::upsert(&tenant, values).await.map_err(from_domain)?;
         self.note_change(|| {
             let id = recipient_id(&tenant.model, &stored.values);
-            if created { format!("recipient {id} created: {}", all_shown(&tenant.model, &stored.values)) } else { format!("recipient {id} updated: {}", given.unwrap_or_default()) }
+            if created {
+                format!("recipient {id} created: {}", all_shown(&tenant.model, &stored.values))
+            } else {
+                format!("recipient {id} updated: {}", given.unwrap_or_default())
+            }
         });
         if created {
             self.happened(stored.key, Happening::Created).await;
@@ -214,7 +225,11 @@ impl recipients_write::Host for CallState {
                 fields
                     .into_iter()
                     .map(|f| {
-                        let i = def.fields.iter().position(|d| d.name == f.name).ok_or_else(|| format!("unknown field {}.{}", table, f.name))?;
+                        let i = def
+                            .fields
+                            .iter()
+                            .position(|d| d.name == f.name)
+                            .ok_or_else(|| format!("unknown field {}.{}", table, f.name))?;
                         to_model(def.fields[i].ty, &f.name, f.value, model).map(|v| (i, v)).map_err(|e| format!("{e:?}"))
                     })
                     .collect::<Result<Vec<_>, String>>()
@@ -225,7 +240,9 @@ impl recipients_write::Host for CallState {
         if let Some(EntryOutcome::Invalid(m)) = outcomes.iter().find(|o| matches!(o, EntryOutcome::Invalid(_))) {
             return Err(invalid(m.clone()));
         }
-        self.note_change(|| format!("{}: {} record(s) upserted for recipient {}", def.name, outcomes.len(), recipient_id(model, &recipient.values)));
+        self.note_change(|| {
+            format!("{}: {} record(s) upserted for recipient {}", def.name, outcomes.len(), recipient_id(model, &recipient.values))
+        });
         Ok(outcomes.len() as u32)
     }
 
@@ -241,7 +258,9 @@ impl recipients_write::Host for CallState {
         let outcomes = tenant.db.batch_delete(&scope, ids).await.map_err(from_store)?;
         let deleted = outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32;
         if deleted > 0 {
-            self.note_change(|| format!("{}: {deleted} record(s) deleted for recipient {}", def.name, recipient_id(model, &recipient.values)));
+            self.note_change(|| {
+                format!("{}: {deleted} record(s) deleted for recipient {}", def.name, recipient_id(model, &recipient.values))
+            });
         }
         Ok(deleted)
     }
@@ -291,7 +310,8 @@ fn all_shown(model: &Model, values: &[Value]) -> String {
 
 /// A table record's fields as given, for the journal.
 fn shown_record(def: &TableDef, model: &Model, values: &[(usize, Value)]) -> String {
-    let map: serde_json::Map<String, serde_json::Value> = values.iter().map(|(i, v)| (def.fields[*i].name.clone(), v.to_json(&model.formats))).collect();
+    let map: serde_json::Map<String, serde_json::Value> =
+        values.iter().map(|(i, v)| (def.fields[*i].name.clone(), v.to_json(&model.formats))).collect();
     serde_json::Value::Object(map).to_string()
 }
 
@@ -330,7 +350,12 @@ impl tables::Host for CallState {
         let scope = gdt(&tenant, &table)?;
         let mut values = Vec::with_capacity(fields.len());
         for f in fields {
-            let i = scope.def.fields.iter().position(|d| d.name == f.name).ok_or_else(|| invalid(format!("unknown field {table}.{}", f.name)))?;
+            let i = scope
+                .def
+                .fields
+                .iter()
+                .position(|d| d.name == f.name)
+                .ok_or_else(|| invalid(format!("unknown field {table}.{}", f.name)))?;
             values.push((i, to_model(scope.def.fields[i].ty, &f.name, f.value, model)?));
         }
         tenant.db.upsert_record(&scope, &values).await.map_err(from_store)?;
@@ -387,9 +412,13 @@ impl log::Host for CallState {
 fn person_values(model: &Model, fields: Vec<Field>) -> Result<Vec<(usize, Value)>, GuestError> {
     let mut values = Vec::with_capacity(fields.len());
     for f in fields {
-        let index = model.def.person_data.iter().position(|p| p.name == f.name).ok_or_else(|| invalid(format!("unknown Person Data field {}", f.name)))?;
+        let index = model
+            .def
+            .person_data
+            .iter()
+            .position(|p| p.name == f.name)
+            .ok_or_else(|| invalid(format!("unknown Person Data field {}", f.name)))?;
         values.push((index, to_model(model.def.person_data[index].ty, &f.name, f.value, model)?));
     }
     Ok(values)
 }
-

@@ -3,14 +3,14 @@
 //! directories, no inherited stdio: output is captured, bounded), the wasi:http context with the
 //! outbound policy, the resource table (capacity-limited) and the memory limits.
 
-use std::net::{IpAddr, SocketAddr};
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
-use wasmtime_wasi_http::p2::bindings::Proxy;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::p2::bindings::Proxy;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::config::ExtensionConfig;
@@ -238,11 +238,19 @@ pub fn is_special(host: &str) -> bool {
 fn is_special_ip(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(ip) => {
-            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified() || ip.is_broadcast() || ip.is_documentation()
+            ip.is_loopback()
+                || ip.is_private()
+                || ip.is_link_local()
+                || ip.is_unspecified()
+                || ip.is_broadcast()
+                || ip.is_documentation()
                 || ip.octets()[0] == 100 && (64..128).contains(&ip.octets()[1]) // carrier-grade NAT
         }
         IpAddr::V6(ip) => {
-            ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00 || (ip.segments()[0] & 0xffc0) == 0xfe80
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (ip.segments()[0] & 0xfe00) == 0xfc00
+                || (ip.segments()[0] & 0xffc0) == 0xfe80
                 || ip.to_ipv4_mapped().is_some_and(|v4| is_special_ip(IpAddr::V4(v4)))
         }
     }
@@ -297,7 +305,12 @@ impl WasiHttpHooks for OutboundPolicy {
                 let port = request.uri().port_u16().unwrap_or(if request.uri().scheme_str() == Some("https") { 443 } else { 80 });
                 let addresses: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), port)).await {
                     Ok(found) => found.collect(),
-                    Err(_) => return Err(wasmtime_wasi_http::Error::DnsError { rcode: Some("the name does not resolve".into()), info_code: None }),
+                    Err(_) => {
+                        return Err(wasmtime_wasi_http::Error::DnsError {
+                            rcode: Some("the name does not resolve".into()),
+                            info_code: None,
+                        })
+                    }
                 };
                 if !resolved_addresses_allowed(&addresses) {
                     tracing::info!(%host, "outgoing request refused: the name resolves to a private or special address");
@@ -326,7 +339,21 @@ mod tests {
 
     #[test]
     fn special_addresses() {
-        for host in ["localhost", "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "[::1]", "fd00::1", "fe80::1", "100.64.0.1", "::ffff:127.0.0.1", "api.localhost"] {
+        for host in [
+            "localhost",
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "[::1]",
+            "fd00::1",
+            "fe80::1",
+            "100.64.0.1",
+            "::ffff:127.0.0.1",
+            "api.localhost",
+        ] {
             assert!(is_special(host), "{host}");
         }
         for host in ["93.184.216.34", "api.example.com", "2606:4700::1", "172.32.0.1"] {

@@ -17,10 +17,17 @@ pub struct Validated {
 }
 
 /// `compiled`: the component already compiled from these bytes (its artifact), if any.
-pub fn validate(engine: &Engine, linker: &Linker<CallState>, bytes: &[u8], kind: ExtensionKind, compiled: Option<Component>) -> Result<Validated, String> {
+pub fn validate(
+    engine: &Engine,
+    linker: &Linker<CallState>,
+    bytes: &[u8],
+    kind: ExtensionKind,
+    compiled: Option<Component>,
+) -> Result<Validated, String> {
     if !wasmparser::Parser::is_component(bytes) {
         return Err(if wasmparser::Parser::is_core_wasm(bytes) {
-            "the file is a core WebAssembly module, not a component: build for wasm32-wasip2, or wrap it with `wasm-tools component new`".into()
+            "the file is a core WebAssembly module, not a component: build for wasm32-wasip2, or wrap it with `wasm-tools component new`"
+                .into()
         } else {
             "the file is not a WebAssembly component".into()
         });

@@ -47,9 +47,8 @@ impl KeyRing {
             if entry.is_empty() {
                 continue;
             }
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(entry)
-                .map_err(|_| format!("secrets key {} is not base64", n + 1))?;
+            let bytes =
+                base64::engine::general_purpose::STANDARD.decode(entry).map_err(|_| format!("secrets key {} is not base64", n + 1))?;
             if bytes.len() != 32 {
                 return Err(format!("secrets key {} is {} bytes; a key is 32 bytes (256 bits) in base64", n + 1, bytes.len()));
             }
@@ -76,7 +75,8 @@ impl KeyRing {
             write_new_key_file(file)?;
             tracing::info!(file = %file.display(), "a new secrets key was created; every node sharing this database needs the same key file");
         }
-        let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read the secrets key file {}: {e}", file.display()))?;
+        let text =
+            std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read the secrets key file {}: {e}", file.display()))?;
         KeyRing::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
     }
 

@@ -24,7 +24,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
     if valid {
         Ok(())
     } else {
-        Err(format!("the secret name '{name}' must start with a letter and hold only letters, digits, '_', '-' and '.' (at most {MAX_NAME})"))
+        Err(format!(
+            "the secret name '{name}' must start with a letter and hold only letters, digits, '_', '-' and '.' (at most {MAX_NAME})"
+        ))
     }
 }
 

@@ -67,9 +67,7 @@ impl ControlDb {
     }
 
     pub async fn instances(&self) -> StoreResult<Vec<InstanceRecord>> {
-        let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id")
-            .fetch_all(&self.db.read)
-            .await?;
+        let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id").fetch_all(&self.db.read).await?;
         rows.iter().map(decode_instance).collect()
     }
 
@@ -94,13 +92,13 @@ impl ControlDb {
              RETURNING revision",
         );
         let row = sqlx::query(&sql)
-        .bind(&settings.customer_id)
-        .bind(settings_json)
-        .bind(model_json)
-        .bind(now)
-        .bind(now)
-        .fetch_optional(&self.db.write)
-        .await?;
+            .bind(&settings.customer_id)
+            .bind(settings_json)
+            .bind(model_json)
+            .bind(now)
+            .bind(now)
+            .fetch_optional(&self.db.write)
+            .await?;
         match row {
             Some(r) => Ok(r.get(0)),
             None => Ok(self.instance(&settings.customer_id).await?.map(|i| i.revision).unwrap_or(0)),
@@ -131,12 +129,11 @@ impl ControlDb {
     }
 
     pub async fn credential(&self, client_id: &str) -> StoreResult<Option<CredentialRecord>> {
-        let row = sqlx::query(&self.db.sql(
-            "SELECT client_id, customer_id, secret_hash, scope, revoked_at FROM credentials WHERE client_id = ?",
-        ))
-        .bind(client_id)
-        .fetch_optional(&self.db.read)
-        .await?;
+        let row =
+            sqlx::query(&self.db.sql("SELECT client_id, customer_id, secret_hash, scope, revoked_at FROM credentials WHERE client_id = ?"))
+                .bind(client_id)
+                .fetch_optional(&self.db.read)
+                .await?;
         Ok(row.map(|r| CredentialRecord {
             client_id: r.get(0),
             customer_id: r.get(1),

@@ -20,8 +20,8 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::AnyPool;
 use sqlx::{Connection, Executor};
 
-pub use crate::rsql::Dialect;
 use super::group::GroupCommit;
+pub use crate::rsql::Dialect;
 
 #[derive(Debug, Clone)]
 pub struct Db {

@@ -49,7 +49,8 @@ impl ControlDb {
     /// Moves the continuations due at `now` into the queue; returns how many. Nodes sharing a
     /// PostgreSQL database may promote at once: a row is moved by whoever deletes it.
     pub async fn promote_due_jobs(&self, now: i64) -> StoreResult<u64> {
-        let select = self.db.sql("SELECT id, customer_id, extension, kind, payload FROM delayed_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?");
+        let select =
+            self.db.sql("SELECT id, customer_id, extension, kind, payload FROM delayed_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?");
         let due = sqlx::query(&select).bind(now).bind(PROMOTE_BATCH).fetch_all(&self.db.read).await?;
         if due.is_empty() {
             return Ok(0);

@@ -148,18 +148,18 @@ impl ControlDb {
             };
             let payload = job.payload.json();
             sqlx::query(&sql)
-            .bind(&job.id)
-            .bind(&job.customer_id)
-            .bind(&job.extension)
-            .bind(job.accepted_at)
-            .bind(job.payload.kind())
-            .bind(payload)
-            .bind(&request.method)
-            .bind(&request.uri)
-            .bind(encode_headers(&request.headers))
-            .bind(&request.body)
-            .execute(&mut *tx)
-            .await?;
+                .bind(&job.id)
+                .bind(&job.customer_id)
+                .bind(&job.extension)
+                .bind(job.accepted_at)
+                .bind(job.payload.kind())
+                .bind(payload)
+                .bind(&request.method)
+                .bind(&request.uri)
+                .bind(encode_headers(&request.headers))
+                .bind(&request.body)
+                .execute(&mut *tx)
+                .await?;
         }
         tx.commit().await?;
         Ok(())
@@ -179,7 +179,8 @@ impl ControlDb {
     /// slightly old answer only delays a claim to the next round.
     /// How many jobs wait to run, and when the oldest was accepted (for the operator's metrics).
     pub async fn queue_depth(&self) -> StoreResult<(i64, Option<i64>)> {
-        let row = sqlx::query("SELECT COUNT(*), MIN(accepted_at) FROM extension_jobs WHERE state = 'queued'").fetch_one(&self.db.read).await?;
+        let row =
+            sqlx::query("SELECT COUNT(*), MIN(accepted_at) FROM extension_jobs WHERE state = 'queued'").fetch_one(&self.db.read).await?;
         Ok((row.get(0), row.get(1)))
     }
 
@@ -188,10 +189,7 @@ impl ControlDb {
         let mut after = String::new();
         let sql = self.db.sql("SELECT MIN(customer_id) FROM extension_jobs WHERE state = 'queued' AND customer_id > ?");
         loop {
-            let next: Option<String> = sqlx::query_scalar(&sql)
-                .bind(&after)
-                .fetch_one(&self.db.read)
-                .await?;
+            let next: Option<String> = sqlx::query_scalar(&sql).bind(&after).fetch_one(&self.db.read).await?;
             match next {
                 Some(id) => {
                     after = id.clone();
@@ -227,16 +225,8 @@ impl ControlDb {
         };
         let mut conn = self.db.write.acquire().await?;
         relax(&mut conn, self.db.dialect).await?;
-        let claimed = async {
-                sqlx::query(&sql)
-                .bind(now)
-                .bind(node)
-                .bind(customer_id)
-                .bind(limit as i64)
-                .fetch_all(&mut *conn)
-                .await
-        }
-        .await;
+        let claimed =
+            async { sqlx::query(&sql).bind(now).bind(node).bind(customer_id).bind(limit as i64).fetch_all(&mut *conn).await }.await;
         let claimed = restore(&mut conn, self.db.dialect, claimed).await?;
         claimed.iter().map(decode_claimed).collect()
     }
@@ -254,24 +244,24 @@ impl ControlDb {
         let mut conn = self.db.write.acquire().await?;
         relax(&mut conn, self.db.dialect).await?;
         let written = async {
-                let mut tx = sqlx::Connection::begin(&mut *conn).await?;
-                for (id, outcome, at) in finished {
-                    let (state, status, headers, body, reason) = match outcome {
-                        JobOutcome::Done(r) => ("done", Some(r.status as i64), Some(encode_headers(&r.headers)), Some(r.body.as_slice()), None),
-                        JobOutcome::Deadline => ("failed", None, None, None, Some("deadline")),
-                        JobOutcome::Failed(reason) => ("failed", None, None, None, Some(reason.as_str())),
-                        JobOutcome::Ended => ("done", None, None, None, None),
-                        JobOutcome::Continue(then) => {
-                            // Only the execution that still holds the job continues it (see below).
-                            if self.job_running_on(&mut tx, id, node).await? {
-                                for later in then {
-                                    self.insert_continuation(&mut tx, later, *at).await?;
-                                }
+            let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+            for (id, outcome, at) in finished {
+                let (state, status, headers, body, reason) = match outcome {
+                    JobOutcome::Done(r) => ("done", Some(r.status as i64), Some(encode_headers(&r.headers)), Some(r.body.as_slice()), None),
+                    JobOutcome::Deadline => ("failed", None, None, None, Some("deadline")),
+                    JobOutcome::Failed(reason) => ("failed", None, None, None, Some(reason.as_str())),
+                    JobOutcome::Ended => ("done", None, None, None, None),
+                    JobOutcome::Continue(then) => {
+                        // Only the execution that still holds the job continues it (see below).
+                        if self.job_running_on(&mut tx, id, node).await? {
+                            for later in then {
+                                self.insert_continuation(&mut tx, later, *at).await?;
                             }
-                            ("done", None, None, None, None)
                         }
-                    };
-                    sqlx::query(&sql)
+                        ("done", None, None, None, None)
+                    }
+                };
+                sqlx::query(&sql)
                     .bind(state)
                     .bind(at)
                     .bind(status)
@@ -283,8 +273,8 @@ impl ControlDb {
                     .bind(node)
                     .execute(&mut *tx)
                     .await?;
-                }
-                tx.commit().await
+            }
+            tx.commit().await
         }
         .await;
         restore(&mut conn, self.db.dialect, written).await?;
@@ -320,13 +310,15 @@ impl ControlDb {
     /// `alive_since` = `i64::MAX`, every other node counts as gone: the restart of the one
     /// process that owns an SQLite queue. Returns (requeued, failed).
     pub async fn recover_jobs(&self, now: i64, alive_since: i64, own: &str) -> StoreResult<(u64, u64)> {
-        const ORPHANED: &str = "state = 'running' AND (node IS NULL OR (node <> ? AND node NOT IN (SELECT id FROM nodes WHERE heartbeat_at >= ?)))";
+        const ORPHANED: &str =
+            "state = 'running' AND (node IS NULL OR (node <> ? AND node NOT IN (SELECT id FROM nodes WHERE heartbeat_at >= ?)))";
         let fail = self.db.sql_string(format!(
             "UPDATE extension_jobs SET state = 'failed', finished_at = ?,
              outcome = 'interrupted by a restart twice; not retried again'
              WHERE attempts >= 2 AND {ORPHANED}"
         ));
-        let requeue = self.db.sql_string(format!("UPDATE extension_jobs SET state = 'queued', started_at = NULL, node = NULL WHERE {ORPHANED}"));
+        let requeue =
+            self.db.sql_string(format!("UPDATE extension_jobs SET state = 'queued', started_at = NULL, node = NULL WHERE {ORPHANED}"));
         let mut tx = self.db.write.begin().await?;
         let failed = sqlx::query(&fail).bind(now).bind(own).bind(alive_since).execute(&mut *tx).await?.rows_affected();
         let requeued = sqlx::query(&requeue).bind(own).bind(alive_since).execute(&mut *tx).await?.rows_affected();
@@ -405,8 +397,15 @@ mod tests {
     async fn payloads_keep_their_kind_and_an_unknown_kind_is_claimed_not_fatal() {
         let dir = tempfile::tempdir().unwrap();
         let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
-        let request = CapturedRequest { method: "POST".into(), uri: "/x".into(), headers: vec![("a".into(), "b".into())], body: b"hi".to_vec() };
-        let job = NewJob { id: "1".repeat(32), customer_id: "demo".into(), extension: "e".into(), accepted_at: 1, payload: JobPayload::Http(request) };
+        let request =
+            CapturedRequest { method: "POST".into(), uri: "/x".into(), headers: vec![("a".into(), "b".into())], body: b"hi".to_vec() };
+        let job = NewJob {
+            id: "1".repeat(32),
+            customer_id: "demo".into(),
+            extension: "e".into(),
+            accepted_at: 1,
+            payload: JobPayload::Http(request),
+        };
         control.insert_jobs(&[job]).await.unwrap();
         // A row of a kind a newer node wrote.
         sqlx::query("INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, kind, payload, method, uri, headers, body) VALUES (?, 'demo', 'e', 'queued', 2, 'flow-step', '{}', '', '', '[]', x'')")

@@ -46,7 +46,9 @@ pub trait Unavailable {
 impl Unavailable for sqlx::Error {
     fn is_unavailable(&self) -> bool {
         match self {
-            sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
+            sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => {
+                true
+            }
             // PostgreSQL: an error of FATAL severity ends the session (a database refusing
             // connections, too many connections, the server shutting down); connection
             // exceptions (08...) and shutdown or start-up (57P01-57P03) likewise.
@@ -79,7 +81,9 @@ impl Backend {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
                 Ok(Backend::Postgres { url: url.to_string() })
             }
-            Some(_) => anyhow::bail!("--database-url must be a postgres:// or postgresql:// URL (without it, Herald uses SQLite in the data directory)"),
+            Some(_) => anyhow::bail!(
+                "--database-url must be a postgres:// or postgresql:// URL (without it, Herald uses SQLite in the data directory)"
+            ),
         }
     }
 
@@ -117,7 +121,6 @@ impl Backend {
         Ok(TenantDb::new(Db::open_sqlite(into).await?))
     }
 }
-
 
 /// Milliseconds since the Unix epoch (UTC), the unit of every stored instant of the control plane.
 pub fn now_millis() -> i64 {

@@ -26,7 +26,14 @@ impl ControlDb {
             "INSERT INTO monitor_schedules (customer_id, extension, schedule, sha256, next_at) VALUES (?, ?, ?, ?, ?)
              ON CONFLICT (customer_id, extension) DO UPDATE SET schedule = excluded.schedule, sha256 = excluded.sha256, next_at = excluded.next_at",
         );
-        sqlx::query(&sql).bind(customer_id).bind(extension).bind(&s.schedule).bind(&s.sha256).bind(s.next_at).execute(&self.db.write).await?;
+        sqlx::query(&sql)
+            .bind(customer_id)
+            .bind(extension)
+            .bind(&s.schedule)
+            .bind(&s.sha256)
+            .bind(s.next_at)
+            .execute(&self.db.write)
+            .await?;
         Ok(())
     }
 

@@ -19,7 +19,9 @@ pub struct FlowSchedule {
 
 impl ControlDb {
     pub async fn flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<Option<FlowSchedule>> {
-        let sql = self.db.sql("SELECT schedule, next_at, fired_at, swept, sweep_done, swept_at FROM flow_schedules WHERE customer_id = ? AND flow = ?");
+        let sql = self
+            .db
+            .sql("SELECT schedule, next_at, fired_at, swept, sweep_done, swept_at FROM flow_schedules WHERE customer_id = ? AND flow = ?");
         let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(&self.db.read).await?;
         Ok(row.map(|r| FlowSchedule {
             schedule: r.get(0),
@@ -48,7 +50,8 @@ impl ControlDb {
             "UPDATE flow_schedules SET next_at = ?, fired_at = ?, swept = 0, sweep_done = 0, swept_at = ?
              WHERE customer_id = ? AND flow = ? AND next_at = ?",
         );
-        let done = sqlx::query(&sql).bind(next_at).bind(due).bind(due).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
+        let done =
+            sqlx::query(&sql).bind(next_at).bind(due).bind(due).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -65,7 +68,15 @@ impl ControlDb {
         let sql = self.db.sql(
             "UPDATE flow_schedules SET swept = swept + ?, sweep_done = ?, swept_at = ? WHERE customer_id = ? AND flow = ? AND fired_at = ?",
         );
-        sqlx::query(&sql).bind(more).bind(i64::from(done)).bind(now).bind(customer_id).bind(flow).bind(fired_at).execute(&self.db.write).await?;
+        sqlx::query(&sql)
+            .bind(more)
+            .bind(i64::from(done))
+            .bind(now)
+            .bind(customer_id)
+            .bind(flow)
+            .bind(fired_at)
+            .execute(&self.db.write)
+            .await?;
         Ok(())
     }
 }

@@ -2,7 +2,6 @@
 //! to its model. Everything is checked before anything is written: an invalid model or a change
 //! that would lose data is refused as a whole, with every reason.
 
-
 use anyhow::{bail, Context};
 
 use crate::model::evolve::{self, Change};

@@ -20,10 +20,8 @@ impl Pattern {
         while i < chars.len() {
             let c = chars[i];
             if c == '\'' {
-                let end = chars[i + 1..]
-                    .iter()
-                    .position(|&q| q == '\'')
-                    .ok_or_else(|| format!("unterminated quote in pattern '{source}'"))?;
+                let end =
+                    chars[i + 1..].iter().position(|&q| q == '\'').ok_or_else(|| format!("unterminated quote in pattern '{source}'"))?;
                 for &l in &chars[i + 1..i + 1 + end] {
                     push_literal(&mut strftime, l);
                 }

@@ -50,4 +50,3 @@ impl Formats {
         Ok(Formats { date: date_pattern, timestamp })
     }
 }
-

@@ -60,9 +60,7 @@ impl Value {
             (FieldType::Number, _) => Err("expects a NUMBER (a JSON number)".into()),
             (FieldType::Boolean, _) => Err("expects a BOOLEAN (true or false)".into()),
             (FieldType::Date, _) => Err(format!("expects a DATE as a string '{}'", formats.date.source())),
-            (FieldType::Timestamp, _) => {
-                Err(format!("expects a TIMESTAMP as a string '{}'", formats.timestamp.source()))
-            }
+            (FieldType::Timestamp, _) => Err(format!("expects a TIMESTAMP as a string '{}'", formats.timestamp.source())),
         }
     }
 
@@ -98,9 +96,7 @@ impl Value {
                 .parse_timestamp(text)
                 .or_else(|| parse_iso_timestamp(text))
                 .map(Value::Timestamp)
-                .ok_or_else(|| {
-                    format!("expects a TIMESTAMP formatted '{}', got '{text}'", formats.timestamp.source())
-                })?
+                .ok_or_else(|| format!("expects a TIMESTAMP formatted '{}', got '{text}'", formats.timestamp.source()))?
                 .checked(),
         }
     }
@@ -116,9 +112,7 @@ impl Value {
                 "is out of range: a NUMBER lies between -{0} and {0} (2^53 - 1), where whole numbers are exact",
                 MAX_EXACT_NUMBER as i64
             )),
-            Value::Date(d) if !year_ok(d.year()) => {
-                Err(format!("is out of range: a DATE lies in the years {FIRST_YEAR} to {LAST_YEAR}"))
-            }
+            Value::Date(d) if !year_ok(d.year()) => Err(format!("is out of range: a DATE lies in the years {FIRST_YEAR} to {LAST_YEAR}")),
             Value::Timestamp(t) if !year_ok(t.year()) => {
                 Err(format!("is out of range: a TIMESTAMP lies in the years {FIRST_YEAR} to {LAST_YEAR}"))
             }
@@ -174,9 +168,7 @@ pub fn parse_iso_timestamp(text: &str) -> Option<NaiveDateTime> {
     if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(text) {
         return Some(dt.naive_utc());
     }
-    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
-        .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S"))
-        .ok()
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")).ok()
 }
 
 #[cfg(test)]

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use serde_json::{json, Value as Json};
 
+use crate::cli::authoring::LocalArgs;
 use crate::model::Model;
 use crate::runtime::{Call, ExtensionKind, Journal, Prepared, Ran, Runtime};
 use crate::tenants::Tenant;
-use crate::cli::authoring::LocalArgs;
 
 /// An instance of the local data directory, opened for a run, with the production runtime.
 pub(crate) struct Local {

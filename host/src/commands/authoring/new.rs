@@ -20,7 +20,14 @@ static SDK_PYTHON: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../sdk/python/her
 pub fn run(args: &NewArgs) -> anyhow::Result<()> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from(&args.name));
     let written = write(args, &dir)?;
-    println!("{}: a {} {} extension ({} files). Next: cd {} && ./test.sh", dir.display(), language_name(args.lang), args.kind.kind(), written, dir.display());
+    println!(
+        "{}: a {} {} extension ({} files). Next: cd {} && ./test.sh",
+        dir.display(),
+        language_name(args.lang),
+        args.kind.kind(),
+        written,
+        dir.display()
+    );
     Ok(())
 }
 
@@ -181,7 +188,14 @@ mod tests {
     #[test]
     fn every_language_and_type_has_its_template_and_no_placeholder_is_left() {
         for lang in [Language::Rust, Language::Js, Language::Python] {
-            for (kind, open) in [(TypeArg::Http, false), (TypeArg::Http, true), (TypeArg::Step, false), (TypeArg::Condition, false), (TypeArg::Monitor, false), (TypeArg::Authheader, false)] {
+            for (kind, open) in [
+                (TypeArg::Http, false),
+                (TypeArg::Http, true),
+                (TypeArg::Step, false),
+                (TypeArg::Condition, false),
+                (TypeArg::Monitor, false),
+                (TypeArg::Authheader, false),
+            ] {
                 let dir = tempfile::tempdir().unwrap();
                 let project = dir.path().join("p");
                 let written = write(&args(lang, kind, open), &project).unwrap();

@@ -5,19 +5,16 @@
 use anyhow::Context;
 use serde_json::json;
 
-use crate::cli::authoring::ReplayArgs;
 use super::{report, Local};
+use crate::cli::authoring::ReplayArgs;
 use crate::runtime::{Journal, RecordedInput};
 
 pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let dry_run = !args.apply;
     let local = Local::open(&args.local, dry_run).await?;
     let entries = local.tenant.db.execution_logs(&args.extension, 100).await?;
-    let recorded = entries
-        .iter()
-        .filter(|e| e.input.is_some())
-        .find(|e| args.at.is_none_or(|at| e.at == at))
-        .with_context(|| match args.at {
+    let recorded =
+        entries.iter().filter(|e| e.input.is_some()).find(|e| args.at.is_none_or(|at| e.at == at)).with_context(|| match args.at {
             Some(at) => format!("extension '{}' has no recorded execution at {at} with its input", args.extension),
             None => format!(
                 "extension '{}' of instance '{}' has no failed execution recorded with its input (only failed ones keep it)",
@@ -25,7 +22,8 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
                 local.tenant.customer_id()
             ),
         })?;
-    let input: RecordedInput = serde_json::from_str(recorded.input.as_deref().unwrap_or_default()).context("the recorded input cannot be read")?;
+    let input: RecordedInput =
+        serde_json::from_str(recorded.input.as_deref().unwrap_or_default()).context("the recorded input cannot be read")?;
     let (extension, kind) = local.load(&args.file, None).await?;
     let journal = Journal::new();
     let call = local.call(extension, &args.extension, &journal);

@@ -11,8 +11,8 @@ use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value as Json};
 
-use crate::cli::authoring::RunArgs;
 use super::{file_id, report, Local};
+use crate::cli::authoring::RunArgs;
 use crate::runtime::{CallFailure, ExtensionKind, Journal, Prepared, RecordedInput};
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -51,17 +51,14 @@ pub(super) fn read_input(file: &std::path::Path) -> anyhow::Result<RecordedInput
 }
 
 async fn input_from_flags(args: &RunArgs, local: &Local, kind: ExtensionKind) -> anyhow::Result<RecordedInput> {
-    let context = args
-        .context
-        .as_deref()
-        .map(serde_json::from_str::<Json>)
-        .transpose()
-        .context("--context is not JSON")?;
+    let context = args.context.as_deref().map(serde_json::from_str::<Json>).transpose().context("--context is not JSON")?;
     Ok(match kind {
         ExtensionKind::Step => RecordedInput::Step { recipient: recipient(args, local).await?, context },
         ExtensionKind::Condition => RecordedInput::Condition { recipient: recipient(args, local).await?, context },
         ExtensionKind::Monitor => RecordedInput::Monitor {},
-        ExtensionKind::Authheader => RecordedInput::Authheader { host: args.host.clone(), method: args.method.clone(), path: args.path.clone() },
+        ExtensionKind::Authheader => {
+            RecordedInput::Authheader { host: args.host.clone(), method: args.method.clone(), path: args.path.clone() }
+        }
         ExtensionKind::Http => {
             let mut headers = Vec::new();
             for header in &args.headers {
@@ -69,7 +66,9 @@ async fn input_from_flags(args: &RunArgs, local: &Local, kind: ExtensionKind) ->
                 headers.push((name.trim().to_string(), value.trim().to_string()));
             }
             let body = match args.body.as_deref() {
-                Some(file) if file.starts_with('@') => Some(std::fs::read_to_string(&file[1..]).with_context(|| format!("cannot read {}", &file[1..]))?),
+                Some(file) if file.starts_with('@') => {
+                    Some(std::fs::read_to_string(&file[1..]).with_context(|| format!("cannot read {}", &file[1..]))?)
+                }
                 other => other.map(str::to_string),
             };
             RecordedInput::Http { method: args.method.clone(), uri: args.path.clone(), headers, body, body_base64: None, truncated: false }
@@ -107,7 +106,11 @@ async fn serve(local: Local, extension: Prepared, id: String, listen: &str, dry_
     });
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
     eprintln!("serving the extension at http://{} (every path; Ctrl-C stops)", listener.local_addr()?);
-    axum::serve(listener, app).with_graceful_shutdown(async { let _ = tokio::signal::ctrl_c().await; }).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
     Ok(())
 }
 

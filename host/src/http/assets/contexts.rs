@@ -17,12 +17,14 @@ use crate::http::ApiContext;
 use crate::store::tenant::SharedArea;
 
 pub(super) fn router() -> Router<ApiContext> {
-    Router::new()
-        .route("/assets/contexts", post(create).put(put))
-        .route("/assets/contexts/list", get(list_schemas))
+    Router::new().route("/assets/contexts", post(create).put(put)).route("/assets/contexts/list", get(list_schemas))
 }
 
-async fn list_schemas(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+async fn list_schemas(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppQuery(q): AppQuery<ListQuery>,
+) -> ApiResult<Json<Vec<Json_>>> {
     let media = media(&ctx, &caller.tenant);
     let entries = list(&media.path(Kind::Contexts, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
     Ok(Json(entries.iter().map(|e| serde_json::json!({ "name": e.name, "isFolder": e.is_folder })).collect()))

@@ -20,9 +20,7 @@ use crate::runtime::ExtensionKind;
 use crate::store::tenant::ExtensionRecord;
 
 pub(super) fn router() -> Router<ApiContext> {
-    Router::new()
-        .route("/assets/extensions", post(create).put(put).delete(remove))
-        .route("/assets/extensions/list", get(list_extensions))
+    Router::new().route("/assets/extensions", post(create).put(put).delete(remove)).route("/assets/extensions/list", get(list_extensions))
 }
 
 fn checked_type(kind: Option<&str>) -> ApiResult<Option<ExtensionKind>> {
@@ -49,7 +47,9 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
         (true, None, _) => return Err(ApiError::NotFound),
         (true, Some(e), k) => match k.or(e.kind()) {
             Some(k) => k,
-            None => return Err(ApiError::Internal(anyhow::anyhow!("extension {} has an unknown stored type '{}'", path.as_text(), e.kind))),
+            None => {
+                return Err(ApiError::Internal(anyhow::anyhow!("extension {} has an unknown stored type '{}'", path.as_text(), e.kind)))
+            }
         },
     };
     // The component is compiled and checked before it is stored; its precompiled artifact is
@@ -126,7 +126,11 @@ async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form)
 }
 
 /// Listed from the records, which every node shares (a node need not hold the files).
-async fn list_extensions(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+async fn list_extensions(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppQuery(q): AppQuery<ListQuery>,
+) -> ApiResult<Json<Vec<Json_>>> {
     let folder = q.folder()?;
     let prefix = if folder.is_root() { String::new() } else { format!("{}/", folder.as_text()) };
     let records = caller.tenant.db.extensions(&prefix).await?;
@@ -142,7 +146,9 @@ async fn list_extensions(State(ctx): State<ApiContext>, caller: PublicCaller, Ap
             Some((sub, _)) => {
                 folders.insert(sub.to_string());
             }
-            None => files.push(json!({ "name": &record.path[prefix.len()..], "isFolder": false, "type": record.kind, "size": record.size })),
+            None => {
+                files.push(json!({ "name": &record.path[prefix.len()..], "isFolder": false, "type": record.kind, "size": record.size }))
+            }
         }
     }
     let mut out: Vec<Json_> = folders.into_iter().map(|name| json!({ "name": name, "isFolder": true })).collect();

@@ -38,9 +38,8 @@ async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQu
             (format!("{}/{path}", kind.dir()), own)
         })
         .collect();
-    let flags = tokio::task::spawn_blocking(move || references::referenced(&media, &needles))
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))?;
+    let flags =
+        tokio::task::spawn_blocking(move || references::referenced(&media, &needles)).await.map_err(|e| ApiError::Internal(e.into()))?;
     Ok(Json(
         entries
             .iter()
@@ -56,11 +55,19 @@ async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQu
     ))
 }
 
-async fn list_resources(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+async fn list_resources(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppQuery(q): AppQuery<ListQuery>,
+) -> ApiResult<Json<Vec<Json_>>> {
     listing(&ctx, &caller, Kind::Resources, &q).await
 }
 
-async fn list_templates(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+async fn list_templates(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppQuery(q): AppQuery<ListQuery>,
+) -> ApiResult<Json<Vec<Json_>>> {
     listing(&ctx, &caller, Kind::Templates, &q).await
 }
 
@@ -77,7 +84,11 @@ async fn upload(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, form: Form,
     let size = file.size;
     let status = if replace {
         let existed = file.temp.replace(&target).await.map_err(io_fault)?;
-        if existed { StatusCode::OK } else { StatusCode::CREATED }
+        if existed {
+            StatusCode::OK
+        } else {
+            StatusCode::CREATED
+        }
     } else if file.temp.create(&target).await.map_err(io_fault)? {
         StatusCode::CREATED
     } else {

@@ -21,7 +21,11 @@ pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/assets/webapps", post(create).put(put)).route("/assets/webapps/list", get(list_webapps))
 }
 
-async fn list_webapps(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<ListQuery>) -> ApiResult<Json<Vec<Json_>>> {
+async fn list_webapps(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppQuery(q): AppQuery<ListQuery>,
+) -> ApiResult<Json<Vec<Json_>>> {
     let media = media(&ctx, &caller.tenant);
     let entries = list(&media.path(Kind::Webapps, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
     Ok(Json(entries.iter().map(|e| json!({ "name": e.name, "isFolder": e.is_folder })).collect()))

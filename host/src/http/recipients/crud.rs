@@ -18,9 +18,7 @@ use crate::http::extract::{AppJson, AppPath, AppQuery, PublicCaller};
 use crate::http::{filter_condition, wire, ApiContext};
 
 pub(super) fn router() -> Router<ApiContext> {
-    Router::new()
-        .route("/recipients", get(list).post(create))
-        .route("/recipients/{recipient_id}", get(read).put(upsert).delete(remove))
+    Router::new().route("/recipients", get(list).post(create)).route("/recipients/{recipient_id}", get(read).put(upsert).delete(remove))
 }
 
 /// GET /recipients: a JSON array, or with `objectResponse=true` a paged object (`paged.rs`).
@@ -51,7 +49,12 @@ async fn read(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<J
 /// PUT: updates the recipient the path names (200) or creates it with the path's identifier
 /// (201). Fields sent empty or null are cleared; the Recipient Id of an existing recipient
 /// cannot change.
-async fn upsert(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(id): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
+async fn upsert(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppPath(id): AppPath<String>,
+    AppJson(body): AppJson<Json_>,
+) -> ApiResult<Response> {
     let t = &caller.tenant;
     let model = &t.model;
     let target = parse_ref(model, &id)?;
@@ -65,10 +68,7 @@ async fn upsert(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(id)
         None => {
             if let Some((_, v)) = values.iter().find(|(i, _)| *i == target.field) {
                 if *v != target.value {
-                    return Err(ApiError::bad(format!(
-                        "{} in the body differs from the path",
-                        model.def.person_data[target.field].name
-                    )));
+                    return Err(ApiError::bad(format!("{} in the body differs from the path", model.def.person_data[target.field].name)));
                 }
             }
             values.retain(|(i, _)| *i != target.field);
@@ -89,4 +89,3 @@ async fn remove(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult
         Err(ApiError::NotFound)
     }
 }
-

@@ -8,12 +8,12 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json_};
 
 use super::identity::resolve;
-use crate::http::error::{ApiError, ApiResult};
-use crate::http::extract::{decode_twice, json_body, AppBytes, AppPath, AppQuery, PublicCaller};
-use crate::http::{batch, filter_condition, wire, ApiContext};
 use crate::domain;
 use crate::domain::triggers::Happening;
 use crate::flows::FlowEngine;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{decode_twice, json_body, AppBytes, AppPath, AppQuery, PublicCaller};
+use crate::http::{batch, filter_condition, wire, ApiContext};
 use crate::model::NamedFilter;
 use crate::rsql;
 use crate::tenants::Tenant;

@@ -45,4 +45,3 @@ pub(in crate::http) async fn resolve(tenant: &Tenant, segment: &str) -> ApiResul
     let r = parse_ref(&tenant.model, segment)?;
     tenant.db.find_recipient(&tenant.model, r.field, &r.value).await?.ok_or(ApiError::NotFound)
 }
-

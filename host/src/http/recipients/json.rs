@@ -25,4 +25,3 @@ fn location(model: &Model, r: &Recipient) -> String {
 pub(super) fn created(model: &Model, r: &Recipient) -> Response {
     (StatusCode::CREATED, [(header::LOCATION, location(model, r))], Json(recipient_json(model, r))).into_response()
 }
-

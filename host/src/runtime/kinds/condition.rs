@@ -43,7 +43,11 @@ impl Invocation for Condition {
 impl Runtime {
     /// Evaluates a condition for `recipient`; `Ok(Err(reason))` when the guest cannot decide.
     /// Also returns the lines the guest logged.
-    pub async fn call_condition(self: &Arc<Self>, call: Call, recipient: Vec<Field>) -> (Result<Result<bool, String>, CallFailure>, Vec<String>) {
+    pub async fn call_condition(
+        self: &Arc<Self>,
+        call: Call,
+        recipient: Vec<Field>,
+    ) -> (Result<Result<bool, String>, CallFailure>, Vec<String>) {
         let context = call.context.clone();
         self.logged_execution(call, Condition { recipient, context }).await
     }

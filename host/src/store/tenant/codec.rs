@@ -58,9 +58,7 @@ pub fn decode(row: &AnyRow, index: usize, ty: FieldType) -> Result<Value, sqlx::
         },
         FieldType::Timestamp => match row.try_get::<Option<String>, _>(index)? {
             None => Value::Null,
-            Some(s) => {
-                Value::Timestamp(NaiveDateTime::parse_from_str(&s, TIMESTAMP).map_err(|_| corrupt("timestamp", &s))?)
-            }
+            Some(s) => Value::Timestamp(NaiveDateTime::parse_from_str(&s, TIMESTAMP).map_err(|_| corrupt("timestamp", &s))?),
         },
     })
 }

@@ -39,7 +39,9 @@ impl TenantDb {
     }
 
     pub async fn insert_communication(&self, key: i64, c: &Communication) -> StoreResult<()> {
-        let sql = self.db.sql("INSERT INTO _communications (_recipient, channel, subject, sent_at, template, flow, content) VALUES (?, ?, ?, ?, ?, ?, ?)");
+        let sql = self.db.sql(
+            "INSERT INTO _communications (_recipient, channel, subject, sent_at, template, flow, content) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        );
         let mut turn = self.db.group.single_write().await?;
         let done = sqlx::query(&sql)
             .bind(key)

@@ -85,11 +85,13 @@ impl TenantDb {
 
     /// Every extension whose path starts with `prefix` (a folder and `/`, or empty for all).
     pub async fn extensions(&self, prefix: &str) -> StoreResult<Vec<ExtensionRecord>> {
-        let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE substr(path, 1, length(?)) = ? ORDER BY path"))
-            .bind(prefix)
-            .bind(prefix)
-            .fetch_all(&self.db.read)
-            .await?;
+        let rows = sqlx::query(
+            &self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE substr(path, 1, length(?)) = ? ORDER BY path"),
+        )
+        .bind(prefix)
+        .bind(prefix)
+        .fetch_all(&self.db.read)
+        .await?;
         Ok(rows.iter().map(record).collect())
     }
 
@@ -237,12 +239,7 @@ impl TenantDb {
             "DELETE FROM _extension_logs WHERE extension = ? AND id <= (SELECT id FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
         );
         for extension in extensions {
-            sqlx::query(&trim)
-            .bind(extension)
-            .bind(extension)
-            .bind(KEPT_EXECUTIONS)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(&trim).bind(extension).bind(extension).bind(KEPT_EXECUTIONS).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -253,11 +250,7 @@ impl TenantDb {
         let sql = self.db.sql(
             "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
         );
-        let rows = sqlx::query(&sql)
-        .bind(extension)
-        .bind(i64::from(limit))
-        .fetch_all(&self.db.read)
-        .await?;
+        let rows = sqlx::query(&sql).bind(extension).bind(i64::from(limit)).fetch_all(&self.db.read).await?;
         Ok(rows
             .iter()
             .map(|r| ExecutionLog {

@@ -77,7 +77,14 @@ pub struct RunProgress {
 impl RunProgress {
     /// A run that has not run a node yet.
     pub fn start(now: i64) -> RunProgress {
-        RunProgress { state: RunState::Running, position: "[0]".into(), resume_at: None, outcome: None, trace: "[]".into(), updated_at: now }
+        RunProgress {
+            state: RunState::Running,
+            position: "[0]".into(),
+            resume_at: None,
+            outcome: None,
+            trace: "[]".into(),
+            updated_at: now,
+        }
     }
 }
 
@@ -94,7 +101,8 @@ pub struct FlowRun {
     pub progress: RunProgress,
 }
 
-const COLUMNS: &str = "id, flow, version, definition, _recipient, trigger, depth, started_at, state, position, resume_at, outcome, trace, updated_at";
+const COLUMNS: &str =
+    "id, flow, version, definition, _recipient, trigger, depth, started_at, state, position, resume_at, outcome, trace, updated_at";
 
 fn decode(r: &AnyRow) -> Result<FlowRun, sqlx::Error> {
     Ok(FlowRun {
@@ -126,22 +134,22 @@ impl TenantDb {
         let done = async {
             for (run, p) in runs {
                 sqlx::query(&sql)
-                .bind(&run.id)
-                .bind(&run.flow)
-                .bind(run.version)
-                .bind(&run.definition)
-                .bind(run.recipient)
-                .bind(&run.trigger)
-                .bind(run.depth)
-                .bind(run.started_at)
-                .bind(p.state.name())
-                .bind(&p.position)
-                .bind(p.resume_at)
-                .bind(&p.outcome)
-                .bind(&p.trace)
-                .bind(p.updated_at)
-                .execute(&mut *turn)
-                .await?;
+                    .bind(&run.id)
+                    .bind(&run.flow)
+                    .bind(run.version)
+                    .bind(&run.definition)
+                    .bind(run.recipient)
+                    .bind(&run.trigger)
+                    .bind(run.depth)
+                    .bind(run.started_at)
+                    .bind(p.state.name())
+                    .bind(&p.position)
+                    .bind(p.resume_at)
+                    .bind(&p.outcome)
+                    .bind(&p.trace)
+                    .bind(p.updated_at)
+                    .execute(&mut *turn)
+                    .await?;
             }
             Ok::<_, sqlx::Error>(())
         }
@@ -157,7 +165,9 @@ impl TenantDb {
 
     /// Saves where run `id` is; false when the run is gone (its recipient was deleted).
     pub async fn save_flow_run(&self, id: &str, p: &RunProgress) -> StoreResult<bool> {
-        let sql = self.db.sql("UPDATE _flow_runs SET state = ?, position = ?, resume_at = ?, outcome = ?, trace = ?, updated_at = ? WHERE id = ?");
+        let sql = self
+            .db
+            .sql("UPDATE _flow_runs SET state = ?, position = ?, resume_at = ?, outcome = ?, trace = ?, updated_at = ? WHERE id = ?");
         let mut turn = self.db.group.single_write().await?;
         let done = sqlx::query(&sql)
             .bind(p.state.name())

@@ -84,9 +84,9 @@ impl TenantDb {
     pub async fn put_flow(&self, name: &str, definition: &str) -> StoreResult<(StoredFlow, bool)> {
         let now = now_millis();
         let mut tx = self.db.write.begin().await?;
-        let inserted = sqlx::query(&self.db.sql(
-            "INSERT INTO _flows (name, definition, version, updated_at) VALUES (?, ?, 1, ?) ON CONFLICT (name) DO NOTHING",
-        ))
+        let inserted = sqlx::query(
+            &self.db.sql("INSERT INTO _flows (name, definition, version, updated_at) VALUES (?, ?, 1, ?) ON CONFLICT (name) DO NOTHING"),
+        )
         .bind(name)
         .bind(definition)
         .bind(now)

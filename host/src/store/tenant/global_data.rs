@@ -18,15 +18,10 @@ pub struct GlobalValue {
 
 pub(super) async fn seed(conn: &mut AnyConnection, dialect: Dialect, model: &Model) -> StoreResult<()> {
     let now = now_millis();
-    let sql = sql_for(dialect, "INSERT INTO _global_data (name, value, created, modified) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING");
+    let sql =
+        sql_for(dialect, "INSERT INTO _global_data (name, value, created, modified) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING");
     for g in &model.def.global_data {
-        sqlx::query(&sql)
-            .bind(&g.name)
-            .bind(g.value.as_deref())
-            .bind(now)
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(&sql).bind(&g.name).bind(g.value.as_deref()).bind(now).bind(now).execute(&mut *conn).await?;
     }
     Ok(())
 }

@@ -9,8 +9,8 @@ mod flows;
 mod global_data;
 mod monitors;
 mod paging;
-mod records;
 mod recipients;
+mod records;
 mod schema;
 mod secrets;
 mod shared_files;
@@ -22,8 +22,8 @@ pub use flows::StoredFlow;
 pub use global_data::GlobalValue;
 pub use monitors::{MonitorRun, KEPT_RUNS};
 pub use paging::DocumentInfo;
-pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use recipients::{EventRecord, Recipient};
+pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use schema::{gdt_table, otm_table};
 pub use secrets::{Sealed, SecretInfo};
 pub use shared_files::SharedArea;
@@ -100,4 +100,3 @@ fn select_list<'a>(key: &str, names: impl Iterator<Item = &'a str>) -> String {
     }
     out
 }
-

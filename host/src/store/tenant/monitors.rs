@@ -43,7 +43,9 @@ impl TenantDb {
 
     /// A monitor's newest runs, newest first.
     pub async fn monitor_runs(&self, extension: &str, limit: i64) -> StoreResult<Vec<MonitorRun>> {
-        let sql = self.db.sql("SELECT extension, at, duration_ms, status, message FROM _monitor_runs WHERE extension = ? ORDER BY id DESC LIMIT ?");
+        let sql = self
+            .db
+            .sql("SELECT extension, at, duration_ms, status, message FROM _monitor_runs WHERE extension = ? ORDER BY id DESC LIMIT ?");
         let rows = sqlx::query(&sql).bind(extension).bind(limit).fetch_all(&self.db.read).await?;
         Ok(rows
             .iter()

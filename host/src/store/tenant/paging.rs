@@ -65,7 +65,11 @@ impl TenantDb {
         if !chunk.is_empty() {
             insert_chunk(&mut tx, &self.db, id, chunk_no, &chunk).await?;
         }
-        sqlx::query(&self.db.sql("UPDATE _paging_documents SET size = ? WHERE id = ?")).bind(size as i64).bind(id).execute(&mut *tx).await?;
+        sqlx::query(&self.db.sql("UPDATE _paging_documents SET size = ? WHERE id = ?"))
+            .bind(size as i64)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(DocumentInfo { size })
     }
@@ -79,13 +83,13 @@ impl TenantDb {
         );
         let sql = self.db.sql_string(sql);
         let row = sqlx::query(&sql)
-        .bind(now)
-        .bind(crate::paging::IDLE_LIFETIME_MS)
-        .bind(crate::paging::MAX_LIFETIME_MS)
-        .bind(id)
-        .bind(now)
-        .fetch_optional(&self.db.write)
-        .await?;
+            .bind(now)
+            .bind(crate::paging::IDLE_LIFETIME_MS)
+            .bind(crate::paging::MAX_LIFETIME_MS)
+            .bind(id)
+            .bind(now)
+            .fetch_optional(&self.db.write)
+            .await?;
         Ok(row.map(|r| DocumentInfo { size: r.get::<i64, _>(0) as u64 }))
     }
 
@@ -93,17 +97,18 @@ impl TenantDb {
     pub async fn document_keys(&self, id: &str, start: u64, count: u64) -> StoreResult<Vec<i64>> {
         let first = (start - 1) / keys::CHUNK as u64;
         let last = (start - 1 + count.max(1) - 1) / keys::CHUNK as u64;
-        let rows = sqlx::query(&self.db.sql("SELECT chunk, keys FROM _paging_chunks WHERE document = ? AND chunk BETWEEN ? AND ? ORDER BY chunk"))
-            .bind(id)
-            .bind(first as i64)
-            .bind(last as i64)
-            .fetch_all(&self.db.read)
-            .await?;
+        let rows =
+            sqlx::query(&self.db.sql("SELECT chunk, keys FROM _paging_chunks WHERE document = ? AND chunk BETWEEN ? AND ? ORDER BY chunk"))
+                .bind(id)
+                .bind(first as i64)
+                .bind(last as i64)
+                .fetch_all(&self.db.read)
+                .await?;
         let mut all = Vec::new();
         for r in &rows {
             let bytes: Vec<u8> = r.try_get(1)?;
-            let decoded = keys::decode(&bytes)
-                .ok_or_else(|| StoreError::Db(sqlx::Error::Decode("a stored paging chunk is malformed".into())))?;
+            let decoded =
+                keys::decode(&bytes).ok_or_else(|| StoreError::Db(sqlx::Error::Decode("a stored paging chunk is malformed".into())))?;
             all.extend(decoded);
         }
         let skip = ((start - 1) % keys::CHUNK as u64) as usize;

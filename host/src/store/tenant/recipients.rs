@@ -8,11 +8,11 @@ use sqlx::Row;
 use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
 use super::schema::insertion_order;
 use super::{conflict_on_unique, select_list, TenantDb};
-use crate::values::value::MAX_EXACT_NUMBER;
 use crate::model::{column, FieldType, Model, Value};
 use crate::rsql::{Condition, Dialect};
 use crate::store::group::Turn;
 use crate::store::{StoreError, StoreResult};
+use crate::values::value::MAX_EXACT_NUMBER;
 
 /// A recipient: its internal key and its Person Data values in the model's field order.
 #[derive(Debug, Clone)]
@@ -79,9 +79,7 @@ impl TenantDb {
         sql: &'a str,
     ) -> impl futures_util::Stream<Item = StoreResult<Recipient>> + Send + 'a {
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
-        bind_all(sqlx::query(sql), binds)
-            .fetch(&self.db.read)
-            .map(move |row| Ok(decode_recipient(model, &row?)?))
+        bind_all(sqlx::query(sql), binds).fetch(&self.db.read).map(move |row| Ok(decode_recipient(model, &row?)?))
     }
 
     /// The SQL of `recipients_stream`.
@@ -255,11 +253,11 @@ impl TenantDb {
     }
 
     pub async fn events(&self, key: i64) -> StoreResult<Vec<EventRecord>> {
-        let sql = format!("SELECT event, achieved_at FROM _events WHERE _recipient = ? ORDER BY achieved_at, {}", insertion_order(self.db.dialect));
-        let rows = sqlx::query(&self.db.sql_string(sql))
-            .bind(key)
-            .fetch_all(&self.db.read)
-            .await?;
+        let sql = format!(
+            "SELECT event, achieved_at FROM _events WHERE _recipient = ? ORDER BY achieved_at, {}",
+            insertion_order(self.db.dialect)
+        );
+        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(&self.db.read).await?;
         rows.iter()
             .map(|r| {
                 let at = decode(r, 1, FieldType::Timestamp)?;

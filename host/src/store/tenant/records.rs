@@ -116,11 +116,9 @@ impl TenantDb {
     pub async fn insert_record(&self, t: &TableRef<'_>, values: &[(usize, Value)]) -> StoreResult<()> {
         let id = identifier_of(t, values)?;
         let mut turn = self.db.group.single_write().await?;
-        let done = insert(&mut turn, self.db.dialect, t, values, false).await.map_err(|e| {
-            conflict_on_unique(e, || {
-                format!("a record with {} {} already exists", t.def.identifier().name, id_text(&id))
-            })
-        });
+        let done = insert(&mut turn, self.db.dialect, t, values, false)
+            .await
+            .map_err(|e| conflict_on_unique(e, || format!("a record with {} {} already exists", t.def.identifier().name, id_text(&id))));
         turn.finish(done).await.map(|_| ())
     }
 
@@ -133,13 +131,22 @@ impl TenantDb {
 
     /// Upserts each entry on its own (a savepoint each): an entry that fails leaves the others.
     /// The batch is one turn of the group commit: one transaction, shared with other writes.
-    pub async fn batch_upsert(&self, t: &TableRef<'_>, entries: Vec<Result<Vec<(usize, Value)>, String>>) -> StoreResult<Vec<EntryOutcome>> {
+    pub async fn batch_upsert(
+        &self,
+        t: &TableRef<'_>,
+        entries: Vec<Result<Vec<(usize, Value)>, String>>,
+    ) -> StoreResult<Vec<EntryOutcome>> {
         let mut turn = self.db.group.turn().await?;
         let done = self.batch_upsert_in(&mut turn, t, entries).await;
         turn.finish(done).await
     }
 
-    async fn batch_upsert_in(&self, conn: &mut AnyConnection, t: &TableRef<'_>, entries: Vec<Result<Vec<(usize, Value)>, String>>) -> StoreResult<Vec<EntryOutcome>> {
+    async fn batch_upsert_in(
+        &self,
+        conn: &mut AnyConnection,
+        t: &TableRef<'_>,
+        entries: Vec<Result<Vec<(usize, Value)>, String>>,
+    ) -> StoreResult<Vec<EntryOutcome>> {
         if let Some(outcomes) = upsert_at_once(conn, self.db.dialect, t, &entries).await? {
             return Ok(outcomes);
         }
@@ -275,7 +282,12 @@ const ROWS_PER_STATEMENT: usize = 500;
 /// identifiers that existed before. `None` when it cannot serve and the batch goes entry by
 /// entry: an identifier given twice (the second entry must see the first), or a statement that
 /// failed (its savepoint is rolled back; the entry-by-entry path then says which entry).
-async fn upsert_at_once(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, entries: &[Result<Vec<(usize, Value)>, String>]) -> StoreResult<Option<Vec<EntryOutcome>>> {
+async fn upsert_at_once(
+    conn: &mut AnyConnection,
+    dialect: Dialect,
+    t: &TableRef<'_>,
+    entries: &[Result<Vec<(usize, Value)>, String>],
+) -> StoreResult<Option<Vec<EntryOutcome>>> {
     let mut outcomes: Vec<Option<EntryOutcome>> = Vec::with_capacity(entries.len());
     let mut ids: Vec<(usize, Value)> = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
@@ -343,11 +355,23 @@ fn id_key(id: &Value) -> String {
 }
 
 /// Which of `ids` the table in scope holds already.
-async fn existing_ids(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, ids: &[(usize, Value)]) -> Result<std::collections::HashSet<String>, sqlx::Error> {
+async fn existing_ids(
+    conn: &mut AnyConnection,
+    dialect: Dialect,
+    t: &TableRef<'_>,
+    ids: &[(usize, Value)],
+) -> Result<std::collections::HashSet<String>, sqlx::Error> {
     let id_field = t.def.identifier();
     let mut found = std::collections::HashSet::new();
     for chunk in ids.chunks(ROWS_PER_STATEMENT) {
-        let sql = format!("SELECT {} FROM {} WHERE {} AND {} IN ({})", select_list("0", [id_field.name.as_str()].into_iter()), t.sql_name, t.scope(false), column(&id_field.name), vec!["?"; chunk.len()].join(", "));
+        let sql = format!(
+            "SELECT {} FROM {} WHERE {} AND {} IN ({})",
+            select_list("0", [id_field.name.as_str()].into_iter()),
+            t.sql_name,
+            t.scope(false),
+            column(&id_field.name),
+            vec!["?"; chunk.len()].join(", ")
+        );
         let sql = sql_for(dialect, &sql);
         let mut q = t.bind_scope(sqlx::query(&sql), None);
         for (_, id) in chunk {
@@ -362,7 +386,13 @@ async fn existing_ids(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'
 
 /// One multi-row upsert of `rows`, which all set `fields` (model indexes, in this order): a row
 /// whose identifier exists gets the fields sent, others kept.
-async fn insert_rows(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_>, fields: &[usize], rows: &[&[(usize, Value)]]) -> Result<(), sqlx::Error> {
+async fn insert_rows(
+    conn: &mut AnyConnection,
+    dialect: Dialect,
+    t: &TableRef<'_>,
+    fields: &[usize],
+    rows: &[&[(usize, Value)]],
+) -> Result<(), sqlx::Error> {
     let mut names: Vec<String> = fields.iter().map(|i| column(&t.def.fields[*i].name)).collect();
     let mut conflict = vec![column(&t.def.identifier().name)];
     if t.recipient.is_some() {
@@ -370,7 +400,8 @@ async fn insert_rows(conn: &mut AnyConnection, dialect: Dialect, t: &TableRef<'_
         conflict.insert(0, "_recipient".into());
     }
     let id_index = t.id_index();
-    let sets: Vec<String> = fields.iter().filter(|i| **i != id_index).map(|i| format!("{0} = excluded.{0}", column(&t.def.fields[*i].name))).collect();
+    let sets: Vec<String> =
+        fields.iter().filter(|i| **i != id_index).map(|i| format!("{0} = excluded.{0}", column(&t.def.fields[*i].name))).collect();
     let action = if sets.is_empty() { "NOTHING".to_string() } else { format!("UPDATE SET {}", sets.join(", ")) };
     let row_marks = format!("({})", vec!["?"; names.len()].join(", "));
     let sql = format!(

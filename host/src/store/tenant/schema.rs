@@ -177,10 +177,9 @@ pub async fn ensure(conn: &mut AnyConnection, dialect: Dialect, model: &DataMode
         if f.unique {
             let sql = format!("CREATE UNIQUE INDEX IF NOT EXISTS {index} ON recipients({})", column(&f.name));
             sqlx::query(&sql).execute(&mut *conn).await.map_err(|e| match e {
-                sqlx::Error::Database(d) if d.is_unique_violation() => StoreError::Invalid(format!(
-                    "cannot make {} unique: some recipients share a value",
-                    f.name
-                )),
+                sqlx::Error::Database(d) if d.is_unique_violation() => {
+                    StoreError::Invalid(format!("cannot make {} unique: some recipients share a value", f.name))
+                }
                 e => e.into(),
             })?;
         } else {
@@ -189,11 +188,7 @@ pub async fn ensure(conn: &mut AnyConnection, dialect: Dialect, model: &DataMode
     }
     // Range filters and sorting on typed columns use these.
     for f in model.person_data.iter().filter(|f| !f.unique && f.ty != FieldType::Boolean) {
-        let sql = format!(
-            "CREATE INDEX IF NOT EXISTS {} ON recipients({})",
-            column(&format!("recipients_by_{}", f.name)),
-            column(&f.name)
-        );
+        let sql = format!("CREATE INDEX IF NOT EXISTS {} ON recipients({})", column(&format!("recipients_by_{}", f.name)), column(&f.name));
         sqlx::query(&sql).execute(&mut *conn).await?;
     }
     for t in &model.one_to_many {
@@ -209,8 +204,12 @@ async fn ensure_table(conn: &mut AnyConnection, dialect: Dialect, sql_name: &str
     let id = t.identifier();
     let key = if per_recipient {
         let key_type = if dialect == Dialect::Postgres { "BIGINT" } else { "INTEGER" };
-        format!("_recipient {key_type} NOT NULL REFERENCES recipients(_id) ON DELETE CASCADE, {} {} NOT NULL, PRIMARY KEY (_recipient, {})",
-            column(&id.name), column_type(id.ty, dialect), column(&id.name))
+        format!(
+            "_recipient {key_type} NOT NULL REFERENCES recipients(_id) ON DELETE CASCADE, {} {} NOT NULL, PRIMARY KEY (_recipient, {})",
+            column(&id.name),
+            column_type(id.ty, dialect),
+            column(&id.name)
+        )
     } else {
         format!("{} {} NOT NULL PRIMARY KEY", column(&id.name), column_type(id.ty, dialect))
     };
@@ -227,7 +226,9 @@ async fn ensure_table(conn: &mut AnyConnection, dialect: Dialect, sql_name: &str
 async fn columns(conn: &mut AnyConnection, dialect: Dialect, table: &str) -> StoreResult<HashSet<String>> {
     let sql = match dialect {
         Dialect::Sqlite => "SELECT name FROM pragma_table_info(?)",
-        Dialect::Postgres => "SELECT column_name::TEXT FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1",
+        Dialect::Postgres => {
+            "SELECT column_name::TEXT FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1"
+        }
     };
     let rows = sqlx::query(sql).bind(table).fetch_all(&mut *conn).await?;
     Ok(rows.iter().map(|r| r.get::<String, _>(0).to_ascii_lowercase()).collect())

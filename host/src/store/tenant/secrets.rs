@@ -26,7 +26,8 @@ impl TenantDb {
     /// Stores `sealed` under `name`; true when it was new.
     pub async fn put_secret(&self, name: &str, sealed: &Sealed) -> StoreResult<(SecretInfo, bool)> {
         let mut tx = self.db.write.begin().await?;
-        let existed = sqlx::query(&self.db.sql("SELECT 1 FROM _secrets WHERE name = ?")).bind(name).fetch_optional(&mut *tx).await?.is_some();
+        let existed =
+            sqlx::query(&self.db.sql("SELECT 1 FROM _secrets WHERE name = ?")).bind(name).fetch_optional(&mut *tx).await?.is_some();
         let set_at = now_millis();
         let sql = self.db.sql(
             "INSERT INTO _secrets (name, key_id, sealed, set_at) VALUES (?, ?, ?, ?)
@@ -49,13 +50,17 @@ impl TenantDb {
     }
 
     pub async fn secret_info(&self, name: &str) -> StoreResult<Option<SecretInfo>> {
-        let row = sqlx::query(&self.db.sql("SELECT name, set_at FROM _secrets WHERE name = ?")).bind(name).fetch_optional(&self.db.read).await?;
+        let row =
+            sqlx::query(&self.db.sql("SELECT name, set_at FROM _secrets WHERE name = ?")).bind(name).fetch_optional(&self.db.read).await?;
         Ok(row.map(|r| SecretInfo { name: r.get(0), set_at: r.get(1) }))
     }
 
     /// The sealed form of secret `name`.
     pub async fn sealed_secret(&self, name: &str) -> StoreResult<Option<Sealed>> {
-        let row = sqlx::query(&self.db.sql("SELECT key_id, sealed FROM _secrets WHERE name = ?")).bind(name).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&self.db.sql("SELECT key_id, sealed FROM _secrets WHERE name = ?"))
+            .bind(name)
+            .fetch_optional(&self.db.read)
+            .await?;
         Ok(row.map(|r| Sealed { key_id: r.get(0), bytes: r.get(1) }))
     }
 
@@ -72,7 +77,14 @@ impl TenantDb {
     /// true when replaced. The time it was set does not change: the value did not.
     pub async fn reseal_secret(&self, name: &str, was: &Sealed, now: &Sealed) -> StoreResult<bool> {
         let sql = self.db.sql("UPDATE _secrets SET key_id = ?, sealed = ? WHERE name = ? AND key_id = ? AND sealed = ?");
-        let done = sqlx::query(&sql).bind(&now.key_id).bind(&now.bytes).bind(name).bind(&was.key_id).bind(&was.bytes).execute(&self.db.write).await?;
+        let done = sqlx::query(&sql)
+            .bind(&now.key_id)
+            .bind(&now.bytes)
+            .bind(name)
+            .bind(&was.key_id)
+            .bind(&was.bytes)
+            .execute(&self.db.write)
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 }

@@ -52,7 +52,9 @@ impl TenantDb {
 
     /// Stores a file unless one is there; returns whether it stored it.
     pub async fn insert_shared_file(&self, area: SharedArea, path: &str, content: &[u8]) -> StoreResult<bool> {
-        let sql = self.db.sql("INSERT INTO _shared_files (area, path, content, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (area, path) DO NOTHING");
+        let sql = self
+            .db
+            .sql("INSERT INTO _shared_files (area, path, content, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (area, path) DO NOTHING");
         let done = sqlx::query(&sql).bind(area.name()).bind(path).bind(content).bind(now_millis()).execute(&self.db.write).await?;
         Ok(done.rows_affected() == 1)
     }

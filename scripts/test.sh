@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test of the project: the unit tests, then the end-to-end suite (real servers on real
+# Runs every test of the project: the format and lint checks, the unit tests, then the end-to-end suite (real servers on real
 # sockets, the CLI as the real `herald` binary, guest components built from source) twice: on
 # SQLite in temporary data directories, and on PostgreSQL, each server in a database of its own.
 # PostgreSQL is the machine's on 127.0.0.1:5432 when one answers, otherwise a private cluster
@@ -13,6 +13,17 @@ echo "== the wasm32-wasip2 target"
 if ! rustup target list --installed | grep -qx wasm32-wasip2; then
     rustup target add wasm32-wasip2
 fi
+
+# The code's form, before anything runs: rustfmt (rustfmt.toml) and clippy with every warning an
+# error, on every target (the tests too). Both are rustup components, added when missing.
+echo "== format and lints"
+for component in rustfmt clippy; do
+    if ! rustup component list --installed | grep -q "^$component"; then
+        rustup component add "$component"
+    fi
+done
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== unit tests and the end-to-end suite on SQLite"
 env -u HERALD_TEST_POSTGRES cargo test --workspace --locked "$@"

@@ -178,5 +178,5 @@ async fn events_are_achieved_at_the_servers_clock() {
     let year = |text: &str| text[6..10].parse::<i32>().unwrap();
     let achieved = done.json()["achievedAt"].as_str().unwrap().to_string();
     let today = chrono::Utc::now().format("%Y").to_string().parse::<i32>().unwrap();
-    assert!(year(&achieved) >= today + 1, "{achieved} is the moved clock's day");
+    assert!(year(&achieved) > today, "{achieved} is the moved clock's day");
 }

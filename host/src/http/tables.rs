@@ -40,7 +40,7 @@ struct FilterQuery {
 async fn records(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<FilterQuery>) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
-    let condition = filter_condition(q.filter.as_deref(), scope.def, &t)?;
+    let condition = filter_condition(q.filter.as_deref(), scope.def, t)?;
     let records = t.db.records(&scope, condition.as_ref()).await?;
     Ok(Json(records.iter().map(|v| wire::record_json(&scope.def.fields, v, &t.model.formats)).collect()))
 }

@@ -58,7 +58,7 @@ pub fn record_json<F: FieldInfo>(fields: &[F], values: &[Value], formats: &Forma
 /// The body of a table record write: a JSON object.
 pub fn table_assignments(table: &TableDef, json: &Json, formats: &Formats) -> Result<Vec<(usize, Value)>, String> {
     let object = json.as_object().ok_or_else(|| "a record must be a JSON object".to_string())?;
-    assignments(&format!("{}", table.name), &table.fields, object, formats)
+    assignments(&table.name, &table.fields, object, formats)
 }
 
 /// `{"personData": {...}}`: the Person Data object of a recipient body.

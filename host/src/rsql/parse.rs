@@ -140,14 +140,7 @@ impl Parser {
     }
 
     fn starts_with(&self, s: &str) -> bool {
-        let mut i = self.pos;
-        for c in s.chars() {
-            if self.chars.get(i) != Some(&c) {
-                return false;
-            }
-            i += 1;
-        }
-        true
+        s.chars().enumerate().all(|(i, c)| self.chars.get(self.pos + i) == Some(&c))
     }
 
     /// Consumes the keyword `word` (any case) when it stands alone: followed by white space,
@@ -430,7 +423,7 @@ mod tests {
         assert!(parse(&"x".repeat(MAX_FILTER_LEN + 1)).is_err());
         // Lists within their own bound can still add up to more values than a statement binds.
         let list = format!("a=in=({})", vec!["1"; MAX_LIST_LEN].join(","));
-        let many = vec![list.as_str(); MAX_VALUES / MAX_LIST_LEN + 1].join(";");
+        let many = [list.as_str(); MAX_VALUES / MAX_LIST_LEN + 1].join(";");
         assert!(parse(&many).unwrap_err().message.contains("values"), "total values are bounded");
         let huge = format!("a=='{}'", "x".repeat(MAX_VALUE_LEN + 1));
         let err = parse(&huge).unwrap_err();

@@ -15,7 +15,7 @@ const WORDS: &[&str] = &["and", "or", "==", "!=", "=in=", "=out=", "<=", ">=", "
 
 #[test]
 fn random_input_never_panics_and_is_answered_quickly() {
-    let mut rng = StdRng::seed_from_u64(0x4e72_616c_64);
+    let mut rng = StdRng::seed_from_u64(0x4e_7261_6c64);
     for _ in 0..20_000 {
         let len = rng.gen_range(0..60);
         let input: String = (0..len)

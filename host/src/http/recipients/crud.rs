@@ -27,7 +27,7 @@ async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): 
     if q.is_paged()? {
         return Ok(Json(paged::recipients(&ctx, t, &q).await?).into_response());
     }
-    let condition = filter_condition(q.filter.as_deref(), &t.model.def, &t)?;
+    let condition = filter_condition(q.filter.as_deref(), &t.model.def, t)?;
     stream::json_array(caller.tenant.clone(), condition).await
 }
 

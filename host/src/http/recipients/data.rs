@@ -46,7 +46,7 @@ async fn otm_records(
     let t = &caller.tenant;
     let def = table(t, &name)?;
     let r = resolve(t, &id).await?;
-    let condition = filter_condition(q.filter.as_deref(), def, &t)?;
+    let condition = filter_condition(q.filter.as_deref(), def, t)?;
     let scope = domain::tables::one_to_many(t, &def.name, r.key)?;
     let records = t.db.records(&scope, condition.as_ref()).await?;
     Ok(Json(records.iter().map(|v| wire::record_json(&def.fields, v, &t.model.formats)).collect()))

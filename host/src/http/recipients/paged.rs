@@ -79,7 +79,7 @@ pub(super) async fn recipients(ctx: &ApiContext, t: &Tenant, q: &CollectionQuery
     let (id, info) = match &q.document_id {
         Some(id) => (id.clone(), t.db.use_document(id, now).await?.ok_or(ApiError::NotFound)?),
         None => {
-            let condition = filter_condition(q.filter.as_deref(), &t.model.def, &t)?;
+            let condition = filter_condition(q.filter.as_deref(), &t.model.def, t)?;
             let id = new_document_id();
             let info = t.db.create_document(&id, condition.as_ref(), now).await?;
             (id, info)

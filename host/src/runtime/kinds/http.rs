@@ -101,11 +101,10 @@ impl Invocation for HttpInvocation {
                     biased;
                     answer = async { answered.as_mut().expect("checked").await }, if answered.is_some() => {
                         answered = None;
-                        match (answer, caller.take()) {
-                            (Ok(answer), Some(caller)) => forward(answer, caller),
-                            // The guest dropped its response unset: so does this, and the caller
-                            // learns why from the execution's end.
-                            _ => {}
+                        // Otherwise the guest dropped its response unset: so does this, and the
+                        // caller learns why from the execution's end.
+                        if let (Ok(answer), Some(caller)) = (answer, caller.take()) {
+                            forward(answer, caller);
                         }
                     }
                     // A caller that went away closes the response at once, as if the guest had

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Where a call's time goes (issue 20: the profiles behind the gaps BENCHMARKS.md reports): the
+# server under a wrk load (-t1 -c$CONNS for $DURATION s) while `perf record` samples it, then the
+# heaviest symbols (self time) and their share, grouped into the parts of a call. Self time only:
+# a release build has no frame pointers, so perf's call chains (and inclusive times) are partial.
+#
+#   bench/profile.sh reuse      # guest-examples/rust/hello with reuse_calls 1000, open endpoint
+#   bench/profile.sh fresh      # the same component, a fresh instance per call
+#   bench/profile.sh native     # the native hello route behind the same admission
+#   bench/profile.sh read       # GET one recipient (with DATABASE_URL=... for PostgreSQL)
+#
+# Needs perf (linux-perf); HERALD_BIN runs another build. Symbols need a build with them: the
+# script builds the release profile with debug line tables kept (CARGO_PROFILE_RELEASE_DEBUG).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WHAT=${1:-reuse}
+PROFILE=${PROFILE:-release}
+PORT=${PORT:-18993}
+DURATION=${DURATION:-8}
+CONNS=${CONNS:-16}
+TOP=${TOP:-25}
+export CARGO_PROFILE_RELEASE_DEBUG=${CARGO_PROFILE_RELEASE_DEBUG:-line-tables-only}
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
+command -v perf >/dev/null || { echo "perf is not installed (Debian: linux-perf)" >&2; exit 1; }
+FEATURES=testing
+SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
+source bench/lib.sh
+need_wrk
+bench_instance
+case "$WHAT" in
+  reuse | fresh)
+    if [ "$WHAT" = reuse ]; then
+      cargo build -q --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml -p hello --features reuse
+      cp guest-examples/rust/target/wasm32-wasip2/release/hello.wasm "$DIR/hello.wasm"
+    else
+      cp "$(guest_wasm hello)" "$DIR/hello.wasm"
+    fi
+    [ "$(upload_extension "$DIR/hello.wasm" hello.wasm)" = 201 ] || { echo "upload failed" >&2; exit 1; }
+    URL=$B/extensions/open/bench/hello
+    HEADER=()
+    ;;
+  native)
+    URL=$B/testing/open/bench/hello
+    HEADER=()
+    ;;
+  read)
+    curl -s -o /dev/null -X PUT "$B/recipients/1" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+      -d '{"personData": {"USER_ID": 1, "FIRST_NAME": "Ada"}}'
+    URL=$B/recipients/1
+    HEADER=(-H "Authorization: Bearer $TOKEN")
+    ;;
+  *) echo "what to profile: reuse, fresh, native or read" >&2; exit 2 ;;
+esac
+[ "$(curl -s -o /dev/null -w '%{http_code}' "${HEADER[@]}" "$URL")" = 200 ] || { echo "$URL does not answer 200" >&2; exit 1; }
+wrk -t1 -c"$CONNS" -d2s "${HEADER[@]}" "$URL" >/dev/null
+perf record -q -F 1999 -g -p "$PID" -o "$DIR/perf.data" -- sleep "$DURATION" 2>/dev/null &
+PERF=$!
+wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HEADER[@]}" "$URL" >"$DIR/wrk.txt"
+wait $PERF || true
+rps=$(awk '/Requests\/sec/ {printf "%d", $2}' "$DIR/wrk.txt")
+echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost)"
+# Self time by symbol, then the same samples grouped into the parts of a call.
+perf report -i "$DIR/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
+  awk '/^ +[0-9.]+%/ {print}' >"$DIR/symbols.txt"
+echo
+echo "| self % | symbol |"
+echo "|---|---|"
+awk -v top="$TOP" 'NR <= top {pct=$1; kind=$2; $1=""; $2=""; sub(/^ +/, ""); printf "| %s | %s `%s` |\n", pct, kind, substr($0, 1, 90)}' "$DIR/symbols.txt"
+echo
+echo "| part of the call (self time, by symbol name) | % |"
+echo "|---|---|"
+awk '
+  { pct = $1 + 0; s = $0
+    if (s ~ /\[k\]/ && s ~ /futex|schedule|switch_to|finish_task_switch|try_to_wake|ttwu|pick_next|enqueue_task|dequeue_task|update_curr|__switch|spin_unlock_irq|irqentry_exit/) g = "kernel: thread switches, wake-ups, interrupts"
+    else if (s ~ /\[k\]/ && s ~ /tcp|ip_|skb|sock|net_|__dev|loopback|inet|epoll|sys_recv|sys_send|__sys|syscall|entry_SYSCALL|do_syscall/) g = "kernel: sockets, epoll and system calls"
+    else if (s ~ /\[k\]/) g = "kernel: other (memory, page faults, ...)"
+    else if (s ~ /wasmtime|cranelift|wasm\[|component|wasi|Instance|Store|[Pp]ooling/) g = "wasmtime: instance, call, WASI"
+    else if (s ~ /hyper|h1|http::|httparse|headers/) g = "hyper and http: parsing and writing HTTP"
+    else if (s ~ /sqlx|sqlite|postgres|Pg|libsqlite/) g = "sqlx and the database"
+    else if (s ~ /tokio|mio|parking|crossbeam/) g = "tokio: scheduling and I/O"
+    else if (s ~ /tower|axum|matchit|governor/) g = "axum, tower: routing and layers"
+    else if (s ~ /tracing|metrics/) g = "tracing and metrics"
+    else if (s ~ /mi_|malloc|free|alloc|memcpy|memmove|memset/) g = "allocation and copies"
+    else if (s ~ /herald/) g = "herald itself"
+    else g = "other"
+    total[g] += pct }
+  END { for (g in total) printf "| %s | %.1f |\n", g, total[g] }' "$DIR/symbols.txt" | sort -t'|' -k3 -rn

@@ -21,8 +21,13 @@ use axum::Router;
 use super::error::ApiError;
 use super::extract::{AppPath, PublicCaller};
 use super::guard::OpenInstance;
+use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::queue::Status;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(secure, open))]
+pub(super) struct Doc;
 
 pub(super) fn secure_router() -> Router<ApiContext> {
     Router::new().route("/extensions/status/secure/{queue_id}", get(secure))
@@ -32,10 +37,20 @@ pub(super) fn open_router() -> Router<ApiContext> {
     Router::new().route("/extensions/status/open/{customer_id}/{queue_id}", get(open))
 }
 
+#[utoipa::path(get, path = "/extensions/status/secure/{queueId}", tag = "Extensions", summary = "The status of an asynchronous secure call", responses((status = 200, description = "The execution completed: the extension's own answer."),
+        (status = 202, description = "Still queued or running.", body = s::QueueHandle),
+        (status = 400, description = "The execution has run longer than a minute (a later call may still give its answer).", body = s::Message),
+        (status = 502, description = "The execution failed."),
+        (status = 504, description = "The execution ran past its deadline.")))]
 async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(queue_id): AppPath<String>) -> Response {
     answer(&ctx, caller.tenant.customer_id(), &queue_id).await
 }
 
+#[utoipa::path(get, path = "/extensions/status/open/{customerId}/{queueId}", tag = "Extensions", summary = "The status of an asynchronous open call", responses((status = 200, description = "The execution completed: the extension's own answer."),
+        (status = 202, description = "Still queued or running.", body = s::QueueHandle),
+        (status = 400, description = "The execution has run longer than a minute (a later call may still give its answer).", body = s::Message),
+        (status = 502, description = "The execution failed."),
+        (status = 504, description = "The execution ran past its deadline.")))]
 async fn open(
     State(ctx): State<ApiContext>,
     OpenInstance(tenant): OpenInstance,

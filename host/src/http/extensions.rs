@@ -24,12 +24,17 @@ use http_body_util::BodyExt;
 use super::error::ApiError;
 use super::extract::{decode_twice, AppPath, PublicCaller};
 use super::guard::OpenInstance;
+use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::assets::RelPath;
 use crate::queue::Enqueued;
 use crate::runtime::{Call, CallFailure, Prepared};
 use crate::store::jobs::{CapturedRequest, JobPayload};
 use crate::tenants::Tenant;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(secure, secure_with_path, open, open_with_path, logs))]
+pub(super) struct Doc;
 
 pub(super) fn secure_router() -> Router<ApiContext> {
     Router::new()
@@ -52,6 +57,14 @@ fn split(params: Vec<String>) -> (String, String) {
     (id, it.next().unwrap_or_default())
 }
 
+#[utoipa::path(method(get, put, post, delete), path = "/extensions/secure/{extensionId}", tag = "Extensions",
+    summary = "Call an http extension (not open) with the instance's credential",
+    request_body(content = Vec<u8>, content_type = "*/*", description = "Passed on to the extension with the query and headers (not the credential)."),
+    responses((status = 200, description = "The extension's own answer (any status, headers and body it makes)."),
+        (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
+        (status = 403, description = "The extension is not of this endpoint (open or secure)."),
+        (status = 502, description = "The extension failed (a trap or a broken answer)."),
+        (status = 504, description = "The extension ran past its deadline.")))]
 async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(params): AppPath<Vec<String>>, request: Request) -> Response {
     let (id, path) = split(params);
     let (id, extension) = match load(&ctx, &caller.tenant, &id).await {
@@ -64,6 +77,14 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(par
     call(&ctx, &caller.tenant, &id, extension, &path, request).await
 }
 
+#[utoipa::path(method(get, put, post, delete), path = "/extensions/open/{customerId}/{extensionId}", tag = "Extensions",
+    summary = "Call an open http extension of an instance (no credentials)",
+    request_body(content = Vec<u8>, content_type = "*/*", description = "Passed on to the extension with the query and headers."),
+    responses((status = 200, description = "The extension's own answer (any status, headers and body it makes)."),
+        (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
+        (status = 403, description = "The extension is not of this endpoint (open or secure)."),
+        (status = 502, description = "The extension failed (a trap or a broken answer)."),
+        (status = 504, description = "The extension ran past its deadline.")))]
 async fn open(
     State(ctx): State<ApiContext>,
     OpenInstance(tenant): OpenInstance,
@@ -155,6 +176,9 @@ struct LogQuery {
     limit: Option<u32>,
 }
 
+#[utoipa::path(get, path = "/extensions/logs/{extensionId}", tag = "Extensions", summary = "An extension's newest executions",
+    params(("limit" = Option<u32>, Query, description = "At most this many, newest first (default 20, at most 100).")),
+    responses((status = 200, description = "The executions.", body = Vec<s::Execution>)))]
 /// GET `/extensions/logs/{extensionId}?limit=20`: the newest executions of an extension (at most
 /// 100 are kept), for the instance's operator: `[{"at", "durationMs", "outcome", "log", "stdout",
 /// "stderr", "input"?}]`, newest first. `outcome` is `ok`, `deadline`, `failed: <reason>` or
@@ -185,3 +209,27 @@ async fn logs(
             .collect(),
     ))
 }
+
+/// Served by `secure`: the rest of the path goes to the extension.
+#[utoipa::path(method(get, put, post, delete), path = "/extensions/secure/{extensionId}/{path}", tag = "Extensions",
+    summary = "Call an http extension (not open) on a path of its own",
+    request_body(content = Vec<u8>, content_type = "*/*", description = "Passed on to the extension with the query and headers (not the credential)."),
+    responses((status = 200, description = "The extension's own answer (any status, headers and body it makes)."),
+        (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
+        (status = 403, description = "The extension is not of this endpoint (open or secure)."),
+        (status = 502, description = "The extension failed (a trap or a broken answer)."),
+        (status = 504, description = "The extension ran past its deadline.")))]
+#[allow(dead_code)]
+fn secure_with_path() {}
+
+/// Served by `open`: the rest of the path goes to the extension.
+#[utoipa::path(method(get, put, post, delete), path = "/extensions/open/{customerId}/{extensionId}/{path}", tag = "Extensions",
+    summary = "Call an open http extension on a path of its own",
+    request_body(content = Vec<u8>, content_type = "*/*", description = "Passed on to the extension with the query and headers."),
+    responses((status = 200, description = "The extension's own answer (any status, headers and body it makes)."),
+        (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
+        (status = 403, description = "The extension is not of this endpoint (open or secure)."),
+        (status = 502, description = "The extension failed (a trap or a broken answer)."),
+        (status = 504, description = "The extension ran past its deadline.")))]
+#[allow(dead_code)]
+fn open_with_path() {}

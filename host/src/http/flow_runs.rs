@@ -18,10 +18,15 @@ use serde_json::{json, Value as Json_};
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppPath, AppQuery, PublicCaller};
+use super::openapi::schemas as s;
 use super::recipients::resolve;
 use super::ApiContext;
 use crate::store::tenant::FlowRun;
 use crate::tenants::Tenant;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, one))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/flows/{name}/runs", get(list)).route("/flows/{name}/runs/{run}", get(one))
@@ -63,6 +68,11 @@ async fn recipient_ids(t: &Tenant, runs: &[FlowRun]) -> ApiResult<Vec<Json_>> {
     Ok(keys.iter().map(|k| found.iter().find(|r| r.key == *k).map_or(Json_::Null, |r| r.values[index].to_json(&t.model.formats))).collect())
 }
 
+#[utoipa::path(get, path = "/flows/{name}/runs", tag = "Flows", summary = "A flow's runs, newest first",
+    params(("recipientId" = Option<String>, Query, description = "Only this recipient's runs (as in a recipient path)."),
+        ("limit" = Option<i64>, Query, description = "1 to 100, default 20."),
+        ("before" = Option<i64>, Query, description = "Only runs started before this time (`startedAtMs` of the last run of a page).")),
+    responses((status = 200, description = "The runs.", body = Vec<s::FlowRun>)))]
 async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<RunsQuery>) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let limit = q.limit.unwrap_or(20);
@@ -78,6 +88,7 @@ async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q):
     Ok(Json(runs.iter().zip(ids).map(|(run, id)| run_json(t, run, id)).collect()))
 }
 
+#[utoipa::path(get, path = "/flows/{name}/runs/{runId}", tag = "Flows", summary = "One run with its trace", responses((status = 200, description = "The run.", body = s::FlowRun)))]
 async fn one(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let run = t.db.flow_run(&id).await?.filter(|r| r.flow == name).ok_or(ApiError::NotFound)?;

@@ -20,9 +20,14 @@ use serde_json::{json, Value as Json_};
 use super::assets::media;
 use super::error::{ApiError, ApiResult};
 use super::extract::{json_body, AppBytes, AppPath, PublicCaller};
+use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::flows::{self, InstanceFlow, Source};
 use crate::model::flow::Flow;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, one, put, remove))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/flows", get(list)).route("/flows/{name}", get(one).put(put).delete(remove))
@@ -37,10 +42,12 @@ fn flow_json(f: &InstanceFlow) -> Json_ {
     out
 }
 
+#[utoipa::path(get, path = "/flows", tag = "Flows", summary = "The instance's flows", responses((status = 200, description = "Every flow, the operator's and the instance's own.", body = Vec<s::Flow>)))]
 async fn list(caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
     Ok(Json(flows::all(&caller.tenant).await?.iter().map(flow_json).collect()))
 }
 
+#[utoipa::path(get, path = "/flows/{name}", tag = "Flows", summary = "One flow (a scheduled flow with its next and last firing)", responses((status = 200, description = "The flow.", body = s::Flow)))]
 async fn one(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let found = flows::find(t, &name).await?.ok_or(ApiError::NotFound)?;
@@ -66,6 +73,10 @@ fn operators(name: &str) -> ApiError {
     ApiError::Conflict(format!("flow {name} is defined by the operator's instance definition: change it there"))
 }
 
+#[utoipa::path(put, path = "/flows/{name}", tag = "Flows", summary = "Create or replace a flow", request_body = s::Flow,
+    responses((status = 201, description = "Created.", body = s::Flow), (status = 200, description = "Replaced (runs under way finish on the version they started with).", body = s::Flow),
+        (status = 400, description = "Every problem of the flow, one per line.", body = s::Message),
+        (status = 409, description = "The operator's instance definition ships this flow.", body = s::Message)))]
 async fn put(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -98,6 +109,8 @@ async fn put(
     Ok((if created { StatusCode::CREATED } else { StatusCode::OK }, Json(answer)).into_response())
 }
 
+#[utoipa::path(delete, path = "/flows/{name}", tag = "Flows", summary = "Delete a flow",
+    responses((status = 204, description = "Deleted."), (status = 409, description = "The operator's instance definition ships this flow.", body = s::Message)))]
 async fn remove(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<StatusCode> {
     let tenant = &caller.tenant;
     if tenant.model.def.flows.iter().any(|f| f.name == name) {

@@ -7,9 +7,14 @@ use serde_json::{json, Value as Json_};
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppJson, AppPath, PublicCaller};
+use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::model::GlobalDataDef;
 use crate::store::tenant::GlobalValue;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, read, update))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/globaldata", get(list)).route("/globaldata/", get(list)).route("/globaldata/{name}", get(read).put(update))
@@ -20,6 +25,7 @@ pub(super) fn list_item(g: &GlobalDataDef) -> Json_ {
     json!({ "NAME": g.name, "TYPE": g.ty.name(), "DESCRIPTION": g.description.clone().unwrap_or_default() })
 }
 
+#[utoipa::path(get, path = "/globaldata/", tag = "Global Data", summary = "The Global Data items", responses((status = 200, description = "The items (list form; also at `/globaldata`).", body = Vec<s::GlobalDataItem>)))]
 async fn list(caller: PublicCaller) -> Json<Vec<Json_>> {
     Json(caller.tenant.model.def.global_data.iter().map(list_item).collect())
 }
@@ -36,6 +42,7 @@ fn single(g: &GlobalDataDef, v: &GlobalValue) -> Json_ {
     })
 }
 
+#[utoipa::path(get, path = "/globaldata/{name}", tag = "Global Data", summary = "A Global Data item with its value", responses((status = 200, description = "The item.", body = s::GlobalDataValue)))]
 async fn read(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let g = t.model.def.global_data_item(&name).ok_or(ApiError::NotFound)?;
@@ -44,6 +51,7 @@ async fn read(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult
     Ok(Json(single(g, &v)))
 }
 
+#[utoipa::path(put, path = "/globaldata/{name}", tag = "Global Data", summary = "Set a Global Data value", request_body = s::GlobalDataUpdate, responses((status = 200, description = "The item with its new value.", body = s::GlobalDataValue)))]
 /// PUT `{"VALUE": "..."}`: the value is validated against the item's TYPE. A JSON number or
 /// boolean is taken as its text; `null` or `""` clears the value.
 async fn update(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Json<Json_>> {

@@ -16,6 +16,7 @@ mod guard;
 mod monitors;
 mod negotiate;
 mod oauth;
+pub(crate) mod openapi;
 mod recipients;
 mod register;
 mod secrets;
@@ -86,6 +87,31 @@ pub struct ApiServices {
     pub media_quota: u64,
 }
 
+/// The description of every operation, one part per resource module; `openapi::document`
+/// finishes it. (The testing routes are no part of the platform.)
+fn described() -> Vec<utoipa::openapi::OpenApi> {
+    use utoipa::OpenApi;
+    let mut parts = vec![
+        oauth::Doc::openapi(),
+        global_data::Doc::openapi(),
+        tables::Doc::openapi(),
+        discovery::Doc::openapi(),
+        flows::Doc::openapi(),
+        flow_runs::Doc::openapi(),
+        register::Doc::openapi(),
+        secrets::Doc::openapi(),
+        monitors::Doc::openapi(),
+        webdav::Doc::openapi(),
+        extensions::Doc::openapi(),
+        extension_status::Doc::openapi(),
+        webapps::Doc::openapi(),
+        openapi::Doc::openapi(),
+    ];
+    parts.extend(recipients::described());
+    parts.extend(assets::described());
+    parts
+}
+
 /// The REST API under `{base_url}`.
 ///
 /// Layers run from the last added inward: content negotiation, authentication, rate smoothing per
@@ -101,7 +127,8 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(flow_runs::router())
         .merge(register::router())
         .merge(secrets::router())
-        .merge(monitors::router());
+        .merge(monitors::router())
+        .merge(openapi::instance::router());
     #[cfg(feature = "testing")]
     let json_api = json_api.merge(testing::router());
     let json_api = json_api.layer(middleware::from_fn(negotiate::json_only));
@@ -127,6 +154,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(token)
         .merge(open)
         .merge(webapps::router())
+        .merge(openapi::router())
         .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
         .layer(middleware::from_fn(negotiate::refuse_oversized))
         .layer(middleware::map_response(|mut r: axum::response::Response| async move {

@@ -13,15 +13,21 @@ use serde_json::{json, Value as Json_};
 use super::error::ApiResult;
 use super::extract::PublicCaller;
 use super::flows::time;
+use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::monitors::monitor_id;
 use crate::runtime::{stored_config, ExtensionKind};
 use crate::store::tenant::KEPT_RUNS;
 
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list))]
+pub(super) struct Doc;
+
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/extensions/monitors", get(list))
 }
 
+#[utoipa::path(get, path = "/extensions/monitors", tag = "Extensions", summary = "The monitors with their schedule, status and history", responses((status = 200, description = "The monitors.", body = Vec<s::Monitor>)))]
 async fn list(State(ctx): State<ApiContext>, caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let mut out = Vec::new();

@@ -16,8 +16,13 @@ use serde_json::json;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::AppBytes;
+use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::auth::decode_basic;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(token))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/oauth2/token", post(token))
@@ -27,6 +32,13 @@ fn oauth_error(code: &str, message: &str) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({ "error": code, "message": message }))).into_response()
 }
 
+#[utoipa::path(post, path = "/oauth2/token", tag = "Token", summary = "An access token for client credentials",
+    request_body(content = s::TokenRequest, content_type = "application/x-www-form-urlencoded",
+        description = "The client authenticates in the form (client_id, client_secret) or with a Basic authorization header, not both."),
+    responses(
+        (status = 200, description = "The token (not to be cached: `Cache-Control: no-store`).", body = s::Token),
+        (status = 400, description = "The form is not a client-credentials request (RFC 6749 5.2).", body = s::OAuthError),
+    ))]
 async fn token(State(ctx): State<ApiContext>, headers: HeaderMap, AppBytes(body): AppBytes) -> ApiResult<Response> {
     let is_form = headers
         .get(header::CONTENT_TYPE)

@@ -12,14 +12,22 @@ use serde_json::{json, Value as Json_};
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppJson, Caller};
+use super::openapi::schemas as s;
 use super::{wire, ApiContext};
 use crate::domain::triggers::{Happening, Triggers};
 use axum::extract::State;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(register))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/register/recipients", post(register))
 }
 
+#[utoipa::path(post, path = "/register/recipients", tag = "Register", summary = "Register a recipient (App Api or Public Api credential)",
+    request_body(content = s::Recipient, description = "The fields the instance opens to registration."),
+    responses((status = 201, description = "Registered.", body = s::Registered), (status = 409, description = "A unique field's value is taken.", body = s::Message)))]
 async fn register(State(ctx): State<ApiContext>, caller: Caller, AppJson(body): AppJson<Json_>) -> ApiResult<(StatusCode, Json<Json_>)> {
     let t = &caller.tenant;
     let model = &t.model;

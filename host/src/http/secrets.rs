@@ -20,10 +20,15 @@ use serde_json::{json, Value as Json_};
 use super::error::{ApiError, ApiResult};
 use super::extract::{json_body, AppBytes, AppPath, PublicCaller};
 use super::flows::time;
+use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::secrets::{self, SecretError};
 use crate::store::tenant::SecretInfo;
 use crate::tenants::Tenant;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, one, put, remove))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/extensions/secrets", get(list)).route("/extensions/secrets/{name}", get(one).put(put).delete(remove))
@@ -33,17 +38,21 @@ fn info_json(t: &Tenant, info: &SecretInfo) -> Json_ {
     json!({"name": info.name, "setAt": time(t, info.set_at)})
 }
 
+#[utoipa::path(get, path = "/extensions/secrets", tag = "Extensions", summary = "The instance's secrets (names and when they were set; never values)", responses((status = 200, description = "The secrets.", body = Vec<s::Secret>)))]
 async fn list(caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     Ok(Json(t.db.secrets().await?.iter().map(|s| info_json(t, s)).collect()))
 }
 
+#[utoipa::path(get, path = "/extensions/secrets/{name}", tag = "Extensions", summary = "When a secret was set (never its value)", responses((status = 200, description = "The secret.", body = s::Secret)))]
 async fn one(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let info = t.db.secret_info(&name).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(info_json(t, &info)))
 }
 
+#[utoipa::path(put, path = "/extensions/secrets/{name}", tag = "Extensions", summary = "Set a secret for the instance's authheader extensions", request_body = s::SecretValue,
+    responses((status = 201, description = "Created.", body = s::Secret), (status = 200, description = "Replaced.", body = s::Secret)))]
 async fn put(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -70,6 +79,7 @@ async fn put(
     Ok((status, Json(info_json(t, &info))).into_response())
 }
 
+#[utoipa::path(delete, path = "/extensions/secrets/{name}", tag = "Extensions", summary = "Delete a secret", responses((status = 204, description = "Deleted.")))]
 async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<StatusCode> {
     let t = &caller.tenant;
     if !t.db.delete_secret(&name).await? {

@@ -10,9 +10,14 @@ use serde_json::{json, Value as Json_};
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{decode_twice, json_body, AppBytes, AppJson, AppPath, AppQuery, PublicCaller};
+use super::openapi::schemas as s;
 use super::{batch, filter_condition, wire, ApiContext};
 use crate::store::tenant::{TableRef, Upserted};
 use crate::tenants::Tenant;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(names, records, create, read, upsert, remove, method, batch_update, batch_delete))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new()
@@ -28,6 +33,7 @@ fn table<'a>(t: &'a Tenant, name: &str) -> ApiResult<TableRef<'a>> {
     Ok(crate::domain::tables::global(t, name)?)
 }
 
+#[utoipa::path(get, path = "/globaldata/tables", tag = "Global Data", summary = "The Global Data Tables' names", responses((status = 200, description = "The names (also at `/globaldata/tables/`).", body = Vec<String>)))]
 async fn names(caller: PublicCaller) -> Json<Vec<String>> {
     Json(caller.tenant.model.def.global_data_tables.iter().map(|t| t.name.clone()).collect())
 }
@@ -37,6 +43,9 @@ struct FilterQuery {
     filter: Option<String>,
 }
 
+#[utoipa::path(get, path = "/globaldata/tables/{tableName}", tag = "Global Data", summary = "A table's records",
+    params(("filter" = Option<String>, Query, description = "An RSQL filter over the table's fields.")),
+    responses((status = 200, description = "The records.", body = Vec<s::Record>), (status = 422, description = "The filter names a field the table does not have.")))]
 async fn records(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<FilterQuery>) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
@@ -45,6 +54,8 @@ async fn records(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(
     Ok(Json(records.iter().map(|v| wire::record_json(&scope.def.fields, v, &t.model.formats)).collect()))
 }
 
+#[utoipa::path(post, path = "/globaldata/tables/{tableName}/record", tag = "Global Data", summary = "Create a record", request_body = s::Record,
+    responses((status = 201, description = "Created.", body = s::Record), (status = 409, description = "A record with that identifier exists.", body = s::Message)))]
 /// POST `/record`: creates a record; 409 when its identifier exists.
 async fn create(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
     let t = &caller.tenant;
@@ -57,6 +68,8 @@ async fn create(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(bo
     Ok((StatusCode::CREATED, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
 }
 
+#[utoipa::path(get, path = "/globaldata/tables/{tableName}/record/{recordId}", tag = "Global Data", summary = "One record",
+    responses((status = 200, description = "The record.", body = s::Record)))]
 async fn read(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
@@ -65,6 +78,8 @@ async fn read(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String
     Ok(Json(wire::record_json(&scope.def.fields, &record, &t.model.formats)))
 }
 
+#[utoipa::path(put, path = "/globaldata/tables/{tableName}/record/{recordId}", tag = "Global Data", summary = "Update or create a record", request_body = s::Record,
+    responses((status = 200, description = "Updated.", body = s::Record), (status = 201, description = "Created.", body = s::Record)))]
 /// PUT: upserts the record the path names (201 created, 200 updated). An identifier in the body
 /// must equal the path's.
 async fn upsert(
@@ -88,6 +103,8 @@ async fn upsert(
     Ok((status, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
 }
 
+#[utoipa::path(delete, path = "/globaldata/tables/{tableName}/record/{recordId}", tag = "Global Data", summary = "Delete a record",
+    responses((status = 204, description = "Deleted.")))]
 async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<StatusCode> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
@@ -99,6 +116,8 @@ async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, Stri
     }
 }
 
+#[utoipa::path(post, path = "/globaldata/tables/{tableName}/:truncateTable", tag = "Global Data", summary = "Delete every record of the table",
+    responses((status = 200, description = "How many records were deleted.", body = s::Truncated)))]
 /// `:truncateTable` (no body), `:batchUpdateRecords` and `:batchDeleteRecords` (JSON arrays).
 async fn method(
     caller: PublicCaller,
@@ -117,3 +136,17 @@ async fn method(
         _ => Err(ApiError::NotFound),
     }
 }
+
+/// Served by `method`.
+#[utoipa::path(post, path = "/globaldata/tables/{tableName}/:batchUpdateRecords", tag = "Global Data", summary = "Create or update up to 1000 records",
+    request_body(content = Vec<s::Record>, description = "Records keyed by field name, each with its identifier."),
+    responses((status = 200, description = "Each entry's outcome (the batch is not one transaction).", body = s::BatchReport)))]
+#[allow(dead_code)]
+fn batch_update() {}
+
+/// Served by `method`.
+#[utoipa::path(post, path = "/globaldata/tables/{tableName}/:batchDeleteRecords", tag = "Global Data", summary = "Delete up to 1000 records",
+    request_body(content = Vec<String>, description = "The identifiers of the records."),
+    responses((status = 200, description = "Each entry's outcome.", body = s::BatchReport)))]
+#[allow(dead_code)]
+fn batch_delete() {}

@@ -12,10 +12,16 @@ use super::error::ApiError;
 use super::ApiContext;
 use crate::assets::{Kind, MediaArea, RelPath};
 
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(serve))]
+pub(super) struct Doc;
+
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/webapps/{customer_id}/{*path}", get(serve))
 }
 
+#[utoipa::path(get, path = "/webapps/{customerId}/{path}", tag = "Webapps", summary = "A file of an uploaded webapp (`<webapp>/<file>`; a folder serves its index.html)",
+    responses((status = 200, description = "The file."), (status = 404, description = "No such file.")))]
 async fn serve(
     State(ctx): State<ApiContext>,
     crate::http::extract::AppPath((customer_id, path)): crate::http::extract::AppPath<(String, String)>,

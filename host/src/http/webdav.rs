@@ -25,15 +25,25 @@ use super::assets::upload::write_limited;
 use super::assets::{media, refuse_if_referenced};
 use super::error::{ApiError, ApiResult};
 use super::extract::PublicCaller;
+use super::openapi::schemas as s;
 use super::{ApiContext, MAX_PAYLOAD_BYTES};
 use crate::assets::quota::{full_message, size_of, Budget};
 use crate::assets::{MediaArea, RelPath};
 use check::{top, Checked};
 
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(dav))]
+pub(super) struct Doc;
+
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/dav", any(dav)).route("/dav/", any(dav)).route("/dav/{*path}", any(dav))
 }
 
+#[utoipa::path(method(get, put, delete), path = "/dav/{path}", tag = "WebDAV",
+    summary = "A file of the media area (PROPFIND, MKCOL, COPY, MOVE, LOCK and UNLOCK are served as well)",
+    request_body(content = Vec<u8>, content_type = "*/*", description = "PUT: the file's content."),
+    responses((status = 200, description = "GET: the file."), (status = 201, description = "PUT: created."), (status = 204, description = "PUT: replaced; DELETE: deleted."),
+        (status = 409, description = "A referenced resource cannot be deleted, or the folder does not exist.", body = s::Message)))]
 async fn dav(State(ctx): State<ApiContext>, caller: PublicCaller, request: Request) -> Response {
     let media = media(&ctx, &caller.tenant);
     match serve(&media, request).await {

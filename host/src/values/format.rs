@@ -90,6 +90,34 @@ impl Pattern {
         NaiveDateTime::parse_from_str(text, &self.strftime).ok()
     }
 
+    /// A regular expression (ECMA 262, as JSON Schema's `pattern`) that the pattern's texts match:
+    /// what a client may send and what Herald writes.
+    pub fn regex(&self) -> String {
+        let mut out = String::from("^");
+        let mut chars = self.strftime.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                // Only the metacharacters: ECMA 262's unicode mode refuses other escapes.
+                if "\\^$.|?*+()[]{}/".contains(c) {
+                    out.push('\\');
+                }
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('Y') => out.push_str("[0-9]{4}"),
+                Some('3') => {
+                    chars.next();
+                    out.push_str("[0-9]{3}");
+                }
+                Some('%') => out.push('%'),
+                _ => out.push_str("[0-9]{2}"),
+            }
+        }
+        out.push('$');
+        out
+    }
+
     /// True when the pattern only holds date elements (used to check `date_format`).
     pub fn is_date_only(&self) -> bool {
         !["%H", "%M", "%S", "%3f"].iter().any(|s| self.strftime.contains(s))
@@ -119,6 +147,15 @@ mod tests {
         let ts = t.parse_timestamp("01.02.2024 13:04:05").unwrap();
         assert_eq!(t.format_timestamp(ts), "01.02.2024 13:04:05");
         assert!(!t.is_date_only());
+    }
+
+    #[test]
+    fn the_regex_matches_what_the_pattern_writes() {
+        assert_eq!(Pattern::parse("dd.MM.yyyy").unwrap().regex(), "^[0-9]{2}\\.[0-9]{2}\\.[0-9]{4}$");
+        assert_eq!(
+            Pattern::parse("yyyy-MM-dd'T'HH:mm:ss.SSS'%'").unwrap().regex(),
+            "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}%$"
+        );
     }
 
     #[test]

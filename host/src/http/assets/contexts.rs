@@ -13,13 +13,19 @@ use super::{io_fault, media, stored, ListQuery};
 use crate::assets::{contexts, list, Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::openapi::schemas as s;
 use crate::http::ApiContext;
 use crate::store::tenant::SharedArea;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list_schemas, create, put))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/assets/contexts", post(create).put(put)).route("/assets/contexts/list", get(list_schemas))
 }
 
+#[utoipa::path(get, path = "/assets/contexts/list", tag = "Assets", summary = "The Context Parameter Schemas", params(("folder" = Option<String>, Query, description = "A folder path; the top when absent.")), responses((status = 404, description = "The folder or item is not there."), (status = 200, description = "The schemas.", body = Vec<s::AssetListItem>)))]
 async fn list_schemas(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -66,10 +72,16 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     Ok((status, Json(stored("contexts", &path, size))).into_response())
 }
 
+#[utoipa::path(post, path = "/assets/contexts", tag = "Assets", summary = "Upload a Context Parameter Schema",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Stored.", body = s::StoredAsset), (status = 409, description = "The schema exists.", body = s::Message)))]
 async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     save(&ctx, &caller, form, false).await
 }
 
+#[utoipa::path(put, path = "/assets/contexts", tag = "Assets", summary = "Create or change a Context Parameter Schema",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Created.", body = s::StoredAsset), (status = 200, description = "Changed.", body = s::StoredAsset), (status = 409, description = "The change alters a field or model of the schema.", body = s::Message)))]
 async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     save(&ctx, &caller, form, true).await
 }

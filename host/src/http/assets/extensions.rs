@@ -15,9 +15,14 @@ use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::openapi::schemas as s;
 use crate::http::ApiContext;
 use crate::runtime::ExtensionKind;
 use crate::store::tenant::ExtensionRecord;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create, put, remove, list_extensions))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/assets/extensions", post(create).put(put).delete(remove)).route("/assets/extensions/list", get(list_extensions))
@@ -106,14 +111,23 @@ async fn check_against_instance(tenant: &crate::tenants::Tenant, path: &str, con
     }
 }
 
+#[utoipa::path(post, path = "/assets/extensions", tag = "Assets", summary = "Upload an extension (a Wasm component)",
+    request_body(content = s::ExtensionForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Validated, compiled and stored.", body = s::StoredAsset), (status = 409, description = "The item exists, or an authheader extension is bound to one of its hosts.", body = s::Message)))]
 async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     save(&ctx, &caller, form, false).await
 }
 
+#[utoipa::path(put, path = "/assets/extensions", tag = "Assets", summary = "Replace an extension",
+    request_body(content = s::ExtensionForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 200, description = "Validated, compiled and stored.", body = s::StoredAsset), (status = 409, description = "An authheader extension is bound to one of its hosts.", body = s::Message)))]
 async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     save(&ctx, &caller, form, true).await
 }
 
+#[utoipa::path(delete, path = "/assets/extensions", tag = "Assets", summary = "Delete an extension",
+    request_body(content = s::AssetPathForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 204, description = "Deleted.")))]
 async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<StatusCode> {
     let media = media(&ctx, &caller.tenant);
     let fields = upload::read(&media, form).await?;
@@ -125,6 +139,7 @@ async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form)
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(get, path = "/assets/extensions/list", tag = "Assets", summary = "The extensions of a folder", params(("folder" = Option<String>, Query, description = "A folder path; the top when absent.")), responses((status = 404, description = "The folder or item is not there."), (status = 200, description = "The extensions (with type and size) and folders.", body = Vec<s::AssetListItem>)))]
 /// Listed from the records, which every node shares (a node need not hold the files).
 async fn list_extensions(
     State(ctx): State<ApiContext>,

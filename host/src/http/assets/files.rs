@@ -13,7 +13,21 @@ use super::{io_fault, media, stored, ListQuery};
 use crate::assets::{list, references, Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::openapi::schemas as s;
 use crate::http::ApiContext;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    list_resources,
+    create_resource,
+    put_resource,
+    delete_resource,
+    list_templates,
+    create_template,
+    put_template,
+    template_method
+))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new()
@@ -55,6 +69,7 @@ async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQu
     ))
 }
 
+#[utoipa::path(get, path = "/assets/resources/list", tag = "Assets", summary = "The resources of a folder", params(("folder" = Option<String>, Query, description = "A folder path; the top when absent.")), responses((status = 404, description = "The folder or item is not there."), (status = 200, description = "The items and folders.", body = Vec<s::AssetListItem>)))]
 async fn list_resources(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -63,6 +78,7 @@ async fn list_resources(
     listing(&ctx, &caller, Kind::Resources, &q).await
 }
 
+#[utoipa::path(get, path = "/assets/templates/list", tag = "Assets", summary = "The templates of a folder", params(("folder" = Option<String>, Query, description = "A folder path; the top when absent.")), responses((status = 404, description = "The folder or item is not there."), (status = 200, description = "The items and folders.", body = Vec<s::AssetListItem>)))]
 async fn list_templates(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -97,18 +113,30 @@ async fn upload(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, form: Form,
     Ok((status, Json(stored(kind.dir(), &path, size))).into_response())
 }
 
+#[utoipa::path(post, path = "/assets/resources", tag = "Assets", summary = "Upload a resource",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Stored.", body = s::StoredAsset), (status = 409, description = "The item exists.", body = s::Message)))]
 async fn create_resource(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     upload(&ctx, &caller, Kind::Resources, form, false).await
 }
 
+#[utoipa::path(put, path = "/assets/resources", tag = "Assets", summary = "Create or replace a resource",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Created.", body = s::StoredAsset), (status = 200, description = "Replaced.", body = s::StoredAsset), (status = 409, description = "A folder of that name exists.", body = s::Message)))]
 async fn put_resource(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     upload(&ctx, &caller, Kind::Resources, form, true).await
 }
 
+#[utoipa::path(post, path = "/assets/templates", tag = "Assets", summary = "Upload a template",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Stored.", body = s::StoredAsset), (status = 409, description = "The item exists.", body = s::Message)))]
 async fn create_template(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     upload(&ctx, &caller, Kind::Templates, form, false).await
 }
 
+#[utoipa::path(put, path = "/assets/templates", tag = "Assets", summary = "Create or replace a template",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Created.", body = s::StoredAsset), (status = 200, description = "Replaced.", body = s::StoredAsset), (status = 409, description = "A folder of that name exists.", body = s::Message)))]
 async fn put_template(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     upload(&ctx, &caller, Kind::Templates, form, true).await
 }
@@ -127,6 +155,9 @@ pub(crate) async fn refuse_if_referenced(media: crate::assets::MediaArea, path: 
     Err(ApiError::Conflict(format!("resources/{} is referenced by templates/{}", path.as_text(), referrers.join(", templates/"))))
 }
 
+#[utoipa::path(delete, path = "/assets/resources", tag = "Assets", summary = "Delete a resource",
+    request_body(content = s::AssetPathForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 204, description = "Deleted."), (status = 409, description = "Templates reference the resource: the message names them.", body = s::Message)))]
 async fn delete_resource(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<StatusCode> {
     let media = media(&ctx, &caller.tenant);
     let fields = upload::read(&media, form).await?;
@@ -142,6 +173,9 @@ async fn delete_resource(State(ctx): State<ApiContext>, caller: PublicCaller, fo
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(post, path = "/assets/templates/:commit", tag = "Assets", summary = "Commit a template's working copy",
+    request_body(content = s::AssetPathForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 200, description = "Committed.", body = s::CommittedTemplate)))]
 /// POST `/assets/templates/:commit` (form: `file`, `folder`): the working copy becomes the
 /// committed version.
 async fn template_method(

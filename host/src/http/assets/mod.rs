@@ -28,6 +28,12 @@ use super::ApiContext;
 use crate::assets::{MediaArea, RelPath};
 use crate::tenants::Tenant;
 
+/// The description of the asset operations, one part per module.
+pub(super) fn described() -> [utoipa::openapi::OpenApi; 4] {
+    use utoipa::OpenApi;
+    [files::Doc::openapi(), contexts::Doc::openapi(), webapps::Doc::openapi(), extensions::Doc::openapi()]
+}
+
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().merge(files::router()).merge(contexts::router()).merge(webapps::router()).merge(extensions::router())
 }

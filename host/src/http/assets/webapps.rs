@@ -15,12 +15,18 @@ use crate::assets::webapps::{self, Refusal};
 use crate::assets::{list, Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
+use crate::http::openapi::schemas as s;
 use crate::http::ApiContext;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list_webapps, create, put))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/assets/webapps", post(create).put(put)).route("/assets/webapps/list", get(list_webapps))
 }
 
+#[utoipa::path(get, path = "/assets/webapps/list", tag = "Assets", summary = "The webapps", params(("folder" = Option<String>, Query, description = "A folder path; the top when absent.")), responses((status = 404, description = "The folder or item is not there."), (status = 200, description = "The webapps.", body = Vec<s::AssetListItem>)))]
 async fn list_webapps(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -68,10 +74,16 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     Ok((status, Json(json!({ "name": name, "url": url }))).into_response())
 }
 
+#[utoipa::path(post, path = "/assets/webapps", tag = "Assets", summary = "Upload a webapp (a .zip archive holding one folder)",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Stored and served.", body = s::StoredWebapp), (status = 409, description = "The webapp exists.", body = s::Message)))]
 async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     save(&ctx, &caller, form, false).await
 }
 
+#[utoipa::path(put, path = "/assets/webapps", tag = "Assets", summary = "Create or replace a webapp",
+    request_body(content = s::AssetForm, content_type = "multipart/form-data"),
+    responses((status = 404, description = "The folder or item is not there."), (status = 201, description = "Created.", body = s::StoredWebapp), (status = 200, description = "Replaced.", body = s::StoredWebapp)))]
 async fn put(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form) -> ApiResult<Response> {
     save(&ctx, &caller, form, true).await
 }

@@ -15,13 +15,32 @@ use crate::domain;
 use crate::domain::triggers::{Happening, Triggers};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppJson, AppPath, AppQuery, PublicCaller};
+use crate::http::openapi::schemas as s;
 use crate::http::{filter_condition, wire, ApiContext};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, create, read, upsert, remove))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/recipients", get(list).post(create)).route("/recipients/{recipient_id}", get(read).put(upsert).delete(remove))
 }
 
 /// GET /recipients: a JSON array, or with `objectResponse=true` a paged object (`paged.rs`).
+#[utoipa::path(get, path = "/recipients", tag = "Recipients",
+    summary = "The recipients, filtered, as one array or in pages",
+    params(
+        ("filter" = Option<String>, Query, description = "An RSQL filter over Person Data fields (422 when a selector is not a field)."),
+        ("objectResponse" = Option<bool>, Query, description = "true: a paged document instead of one array."),
+        ("pageStart" = Option<u64>, Query, description = "The first recipient of the page, from 1 (paged)."),
+        ("pageSize" = Option<u64>, Query, description = "1 to 1000, default 1000 (paged)."),
+        ("documentId" = Option<String>, Query, description = "The paged document of an earlier call (404 once it expired)."),
+    ),
+    responses(
+        (status = 200, description = "Every matching recipient (an array), or a page of the document (`objectResponse=true` or `documentId`).",
+            body = s::Recipients),
+        (status = 422, description = "The filter names a field the instance does not have."),
+    ))]
 async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<CollectionQuery>) -> ApiResult<Response> {
     let t = &caller.tenant;
     if q.is_paged()? {
@@ -31,6 +50,13 @@ async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): 
     stream::json_array(caller.tenant.clone(), condition).await
 }
 
+#[utoipa::path(post, path = "/recipients", tag = "Recipients", summary = "Create a recipient",
+    request_body = s::Recipient,
+    responses(
+        (status = 201, description = "Created; `Location` names it.", body = s::Recipient,
+            headers(("Location" = String, description = "The new recipient's path."))),
+        (status = 409, description = "A unique field's value is taken, or the Recipient Id cannot be numbered.", body = s::Message),
+    ))]
 async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
     let t = &caller.tenant;
     let values = wire::assignments("Person Data", &t.model.def.person_data, wire::person_data(&body)?, &t.model.formats)
@@ -40,6 +66,8 @@ async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, AppJson(bod
     Ok(created(&t.model, &r))
 }
 
+#[utoipa::path(get, path = "/recipients/{recipientId}", tag = "Recipients", summary = "One recipient",
+    responses((status = 200, description = "The recipient with every Person Data field.", body = s::Recipient)))]
 async fn read(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Json_>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
@@ -49,6 +77,13 @@ async fn read(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<J
 /// PUT: updates the recipient the path names (200) or creates it with the path's identifier
 /// (201). Fields sent empty or null are cleared; the Recipient Id of an existing recipient
 /// cannot change.
+#[utoipa::path(put, path = "/recipients/{recipientId}", tag = "Recipients", summary = "Update or create a recipient",
+    request_body = s::Recipient,
+    responses(
+        (status = 200, description = "Updated.", body = s::Recipient),
+        (status = 201, description = "Created with the path's identifier.", body = s::Recipient),
+        (status = 409, description = "A unique field's value is taken.", body = s::Message),
+    ))]
 async fn upsert(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -80,6 +115,8 @@ async fn upsert(
     }
 }
 
+#[utoipa::path(delete, path = "/recipients/{recipientId}", tag = "Recipients", summary = "Delete a recipient and its data",
+    responses((status = 204, description = "Deleted.")))]
 async fn remove(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<StatusCode> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;

@@ -13,10 +13,15 @@ use crate::domain::triggers::Happening;
 use crate::flows::FlowEngine;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{decode_twice, json_body, AppBytes, AppPath, AppQuery, PublicCaller};
+use crate::http::openapi::schemas as s;
 use crate::http::{batch, filter_condition, wire, ApiContext};
 use crate::model::NamedFilter;
 use crate::rsql;
 use crate::tenants::Tenant;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(otm_records, otm_batch, otm_batch_delete, events, achieve_event, target_groups, communication_history, recipient_method))]
+pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
     Router::new()
@@ -38,6 +43,13 @@ fn table<'a>(tenant: &'a Tenant, name: &str) -> ApiResult<&'a crate::model::Tabl
     tenant.model.def.one_to_many_table(name).ok_or(ApiError::NotFound)
 }
 
+#[utoipa::path(get, path = "/recipients/{recipientId}/oneToManyTables/{tableName}", tag = "Recipients",
+    summary = "The recipient's records of a One-To-Many table",
+    params(("filter" = Option<String>, Query, description = "An RSQL filter over the table's fields.")),
+    responses(
+        (status = 200, description = "The records.", body = Vec<s::Record>),
+        (status = 422, description = "The filter names a field the table does not have."),
+    ))]
 async fn otm_records(
     caller: PublicCaller,
     AppPath((id, name)): AppPath<(String, String)>,
@@ -52,6 +64,11 @@ async fn otm_records(
     Ok(Json(records.iter().map(|v| wire::record_json(&def.fields, v, &t.model.formats)).collect()))
 }
 
+/// The batch update (this handler serves `:batchDeleteRecords` too, `otm_batch_delete`).
+#[utoipa::path(post, path = "/recipients/{recipientId}/oneToManyTables/{tableName}/:batchUpdateRecords", tag = "Recipients",
+    summary = "Create or update up to 1000 records of the recipient",
+    request_body(content = Vec<s::Record>, description = "Records keyed by field name, each with its identifier."),
+    responses((status = 200, description = "Each entry's outcome (the batch is not one transaction).", body = s::BatchReport)))]
 async fn otm_batch(
     caller: PublicCaller,
     AppPath((id, name, method)): AppPath<(String, String, String)>,
@@ -72,6 +89,8 @@ async fn otm_batch(
     Ok(Json(report))
 }
 
+#[utoipa::path(get, path = "/recipients/{recipientId}/events", tag = "Recipients", summary = "The events the recipient achieved",
+    responses((status = 200, description = "The events, oldest first.", body = Vec<s::Event>)))]
 async fn events(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
@@ -87,6 +106,10 @@ async fn events(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult
 /// POST `/recipients/{id}/events/{eventId}/:achieveEvent`: records the event (at the server's
 /// clock). An optional body carries contextual data (`flows::context`), checked against its
 /// schema and against the flows the event triggers before anything is recorded.
+#[utoipa::path(post, path = "/recipients/{recipientId}/events/{eventId}/:achieveEvent", tag = "Recipients",
+    summary = "Record an event for the recipient and start the flows it triggers",
+    request_body(content = Option<s::ContextualData>, description = "Optional contextual data for the flows the event triggers."),
+    responses((status = 200, description = "Recorded at the server's clock, with the runs it started.", body = s::AchievedEvent)))]
 async fn achieve_event(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
@@ -134,12 +157,16 @@ async fn matching(t: &Tenant, key: i64, filters: &[NamedFilter]) -> ApiResult<Ve
     Ok(out)
 }
 
+#[utoipa::path(get, path = "/recipients/{recipientId}/targetGroups", tag = "Recipients",
+    summary = "The target groups the recipient is in", responses((status = 200, description = "The target groups.", body = Vec<s::NamedFilter>)))]
 async fn target_groups(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
     Ok(Json(matching(t, r.key, &t.model.def.target_groups).await?))
 }
 
+#[utoipa::path(get, path = "/recipients/{recipientId}/communicationHistory", tag = "Recipients",
+    summary = "The communications sent to the recipient", responses((status = 200, description = "The communications.", body = Vec<s::Communication>)))]
 async fn communication_history(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
@@ -161,6 +188,8 @@ async fn communication_history(caller: PublicCaller, AppPath(id): AppPath<String
     ))
 }
 
+#[utoipa::path(post, path = "/recipients/{recipientId}/:evaluatePromotion", tag = "Recipients",
+    summary = "The promotions the recipient is eligible for", responses((status = 200, description = "The promotions.", body = Vec<s::NamedFilter>)))]
 /// POST `/recipients/{id}/:evaluatePromotion`: the promotions the recipient is eligible for.
 async fn recipient_method(
     caller: PublicCaller,
@@ -174,3 +203,11 @@ async fn recipient_method(
     let r = resolve(t, &id).await?;
     Ok(Json(matching(t, r.key, &t.model.def.promotions).await?))
 }
+
+/// Served by `otm_batch`; described here as the operation of its own that it is.
+#[utoipa::path(post, path = "/recipients/{recipientId}/oneToManyTables/{tableName}/:batchDeleteRecords", tag = "Recipients",
+    summary = "Delete up to 1000 records of the recipient",
+    request_body(content = Vec<String>, description = "The identifiers of the records."),
+    responses((status = 200, description = "Each entry's outcome.", body = s::BatchReport)))]
+#[allow(dead_code)]
+fn otm_batch_delete() {}

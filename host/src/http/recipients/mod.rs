@@ -18,6 +18,12 @@ use super::ApiContext;
 pub(crate) use identity::parse_ref;
 pub(super) use identity::resolve;
 
+/// The description of the recipient operations.
+pub(super) fn described() -> [utoipa::openapi::OpenApi; 2] {
+    use utoipa::OpenApi;
+    [crud::Doc::openapi(), data::Doc::openapi()]
+}
+
 pub(super) fn router() -> Router<ApiContext> {
     Router::new().merge(crud::router()).merge(data::router())
 }

@@ -1,0 +1,423 @@
+//! The shapes of the API's bodies, as the document names them. The handlers write the same
+//! shapes (`recipients/json.rs`, `discovery.rs`, ...); these types describe them for client
+//! generators, and the contract test (schemathesis against a running server, `scripts/test.sh`)
+//! holds the two together. Records are open objects here: their fields are the instance's
+//! (the document of an instance, `instance.rs`, names them).
+
+// Description only: nothing builds these values.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+use utoipa::ToSchema;
+
+/// A client error: what is wrong, for a person to read.
+#[derive(Serialize, ToSchema)]
+pub struct Message {
+    #[schema(example = "the body is not valid JSON: expected value at line 1 column 1")]
+    pub message: String,
+}
+
+/// The token endpoint's refusal (RFC 6749 5.2) with Herald's explanation.
+#[derive(Serialize, ToSchema)]
+pub struct OAuthError {
+    #[schema(example = "invalid_request")]
+    pub error: String,
+    pub message: String,
+}
+
+/// The form of `POST /oauth2/token`.
+#[derive(Serialize, ToSchema)]
+pub struct TokenRequest {
+    #[schema(example = "client_credentials")]
+    pub grant_type: String,
+    /// The Developer Key (or in a Basic authorization header instead).
+    pub client_id: Option<String>,
+    /// The Secret (or in a Basic authorization header instead).
+    pub client_secret: Option<String>,
+}
+
+/// An access token: sent as `Authorization: Bearer <access_token>` until it expires.
+#[derive(Serialize, ToSchema)]
+pub struct Token {
+    pub access_token: String,
+    #[schema(example = "Bearer")]
+    pub token_type: String,
+    /// Seconds the token stays valid (two hours).
+    #[schema(example = 7200)]
+    pub expires_in: u64,
+    /// The credential's scope: `public` or `app`.
+    #[schema(example = "public")]
+    pub scope: String,
+}
+
+/// A recipient. `personData` maps the instance's Person Data field names to their values
+/// (every field on reads, empty ones null; on writes, the fields to set, null or "" to clear).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recipient {
+    pub person_data: PersonData,
+}
+
+/// The instance's Person Data fields and their values.
+#[derive(Serialize, ToSchema)]
+pub struct PersonData(HashMap<String, serde_json::Value>);
+
+/// A record of a One-To-Many table or a Global Data Table: its fields and their values.
+#[derive(Serialize, ToSchema)]
+pub struct Record(HashMap<String, serde_json::Value>);
+
+/// A page of a paged recipients document (`objectResponse=true`).
+#[derive(Serialize, ToSchema)]
+pub struct RecipientPage {
+    /// `first`, `self`, `last`, and `prev` and `next` where there is such a page.
+    pub links: Vec<Link>,
+    pub content: Vec<Recipient>,
+    pub page: PageInfo,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Link {
+    #[schema(example = "next")]
+    pub rel: String,
+    pub href: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageInfo {
+    pub document_id: String,
+    pub page_start: u64,
+    pub page_size: u64,
+    /// The current page, from 1.
+    pub number: u64,
+    pub total_elements: u64,
+    pub total_pages: u64,
+}
+
+/// The outcome of a batch, entry by entry in request order.
+#[derive(Serialize, ToSchema)]
+pub struct BatchReport {
+    pub results: Vec<BatchEntry>,
+    pub succeeded: u64,
+    pub failed: u64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct BatchEntry {
+    pub index: u64,
+    /// The entry's identifier as it was sent, where it has one.
+    #[schema(value_type = Value)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<Json>,
+    /// `created`, `updated`, `deleted`, `notFound` or `invalid`.
+    pub status: String,
+    /// Why an `invalid` entry was refused.
+    pub message: Option<String>,
+}
+
+/// An event a recipient achieved.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub event_id: String,
+    /// In the instance's timestamp format.
+    pub achieved_at: String,
+}
+
+/// An achieved event and the flow runs it started.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AchievedEvent {
+    pub event_id: String,
+    pub achieved_at: String,
+    /// The ids of the runs the event started (see `GET /flows/{name}/runs/{runId}`).
+    pub flow_runs: Vec<String>,
+}
+
+/// Contextual data for the flows an event triggers: `name` names the Context Parameter Schema
+/// the data follows, the other members are its models (README, Contextual data).
+#[derive(Serialize, ToSchema)]
+pub struct ContextualData(HashMap<String, serde_json::Value>);
+
+/// A target group or promotion the recipient satisfies.
+#[derive(Serialize, ToSchema)]
+pub struct NamedFilter {
+    pub name: String,
+    pub description: Option<String>,
+}
+
+/// A communication sent to the recipient.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Communication {
+    pub channel: String,
+    pub subject: Option<String>,
+    pub sent_at: String,
+    pub template: Option<String>,
+    pub flow: Option<String>,
+    pub content: Option<String>,
+}
+
+/// A Global Data item, list form.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub struct GlobalDataItem {
+    pub name: String,
+    #[schema(example = "STRING")]
+    pub r#type: String,
+    pub description: String,
+}
+
+/// A Global Data item with its value.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub struct GlobalDataValue {
+    pub name: String,
+    pub r#type: String,
+    pub value: String,
+    pub description: String,
+    /// `true` or `false`.
+    pub publish: String,
+    /// Milliseconds since 1970 (UTC) when the value was first set, `0` never.
+    pub created: String,
+    /// Milliseconds since 1970 (UTC) of the last change, `0` never.
+    pub modified: String,
+}
+
+/// The body of `PUT /globaldata/{name}`: the value as text (a number or boolean is taken as its
+/// text), null or "" to clear it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub struct GlobalDataUpdate {
+    pub value: Option<String>,
+}
+
+/// A field of a data model.
+#[derive(Serialize, ToSchema)]
+pub struct FieldDefinition {
+    pub name: String,
+    pub identifier: bool,
+    /// `STRING`, `NUMBER`, `BOOLEAN`, `DATE` or `TIMESTAMP`.
+    pub r#type: String,
+    pub description: Option<String>,
+}
+
+/// A Person Data field.
+#[derive(Serialize, ToSchema)]
+pub struct PersonDataField {
+    pub name: String,
+    pub identifier: bool,
+    pub r#type: String,
+    pub description: Option<String>,
+    pub unique: bool,
+}
+
+/// The Person Data definition.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonDataDefinition {
+    /// The field that identifies a recipient.
+    pub recipient_id: String,
+    pub fields: Vec<PersonDataField>,
+}
+
+/// A One-To-Many table or Global Data Table definition.
+#[derive(Serialize, ToSchema)]
+pub struct TableDefinition {
+    pub name: String,
+    pub fields: Vec<FieldDefinition>,
+    /// Global Data Tables only.
+    pub description: Option<String>,
+}
+
+/// A flow: its trigger and nodes. The format is the README's (Flows); this document leaves it
+/// open so that a flow written for a later version still reads here.
+#[derive(Serialize, ToSchema)]
+pub struct Flow {
+    /// The flow's name (the path's).
+    pub name: Option<String>,
+    /// `api` (saved through this API) or `definition` (the operator's instance definition).
+    pub source: Option<String>,
+    pub version: Option<u64>,
+    #[schema(value_type = Object)]
+    pub trigger: Json,
+    #[schema(value_type = Vec<Object>)]
+    pub nodes: Json,
+}
+
+/// One run of a flow for one recipient.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlowRun {
+    pub id: String,
+    pub flow: String,
+    pub version: u64,
+    /// The recipient's Recipient Id; null when the recipient was deleted since.
+    #[schema(value_type = Value)]
+    pub recipient_id: Json,
+    pub trigger: String,
+    pub depth: u64,
+    /// `waiting`, `running` or `ended`.
+    pub state: String,
+    pub outcome: Option<String>,
+    pub started_at: String,
+    pub started_at_ms: i64,
+    pub updated_at: String,
+    pub resume_at: Option<String>,
+    /// The nodes the run went through (`GET /flows/{name}/runs/{runId}` only).
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub trace: Option<Json>,
+}
+
+/// A secret of the instance: never its value.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Secret {
+    pub name: String,
+    pub set_at: String,
+}
+
+/// The body of `PUT /extensions/secrets/{name}`.
+#[derive(Serialize, ToSchema)]
+pub struct SecretValue {
+    pub value: String,
+}
+
+/// A monitor extension with its schedule and newest reports.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Monitor {
+    pub id: String,
+    pub schedule: Option<String>,
+    pub next_run_at: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub alert: Option<Json>,
+    /// `healthy`, `unhealthy`, `failed` or `pending`.
+    pub status: String,
+    pub last_run: Option<MonitorRun>,
+    pub history: Vec<MonitorRun>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MonitorRun {
+    pub at: String,
+    pub status: String,
+    pub message: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// One execution of an extension.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Execution {
+    /// Milliseconds since 1970 (UTC).
+    pub at: i64,
+    pub duration_ms: u64,
+    /// `ok`, `deadline`, `failed: <reason>` or `error: <reason>`.
+    pub outcome: String,
+    pub log: String,
+    pub stdout: String,
+    pub stderr: String,
+    /// What a failed execution was given, credentials withheld.
+    #[schema(value_type = Option<Object>)]
+    pub input: Option<Json>,
+}
+
+/// The handle of an asynchronous extension execution.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueHandle {
+    pub queue_id: String,
+}
+
+/// A registered recipient.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Registered {
+    /// The new recipient's Recipient Id.
+    #[schema(value_type = Value)]
+    pub recipient_id: Json,
+}
+
+/// An item or folder of an asset list.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AssetListItem {
+    pub name: String,
+    pub is_folder: bool,
+    /// Items of resources and templates: whether a template references it.
+    pub referenced: Option<bool>,
+    /// Extensions: the extension type.
+    pub r#type: Option<String>,
+    /// Extensions: the file's size in bytes.
+    pub size: Option<u64>,
+}
+
+/// A stored asset.
+#[derive(Serialize, ToSchema)]
+pub struct StoredAsset {
+    /// `<kind>/<folder>/<name>`.
+    pub path: String,
+    pub size: u64,
+    /// Extensions: the type and the content's SHA-256.
+    pub r#type: Option<String>,
+    pub sha256: Option<String>,
+}
+
+/// A stored webapp and where it is served.
+#[derive(Serialize, ToSchema)]
+pub struct StoredWebapp {
+    pub name: String,
+    pub url: String,
+}
+
+/// A committed template.
+#[derive(Serialize, ToSchema)]
+pub struct CommittedTemplate {
+    pub path: String,
+    pub committed: bool,
+}
+
+/// An asset form: `file` is the uploaded file (or, to delete or commit, the item's path as
+/// text); `folder` an optional folder path.
+#[derive(Serialize, ToSchema)]
+pub struct AssetForm {
+    #[schema(value_type = String, format = Binary)]
+    pub file: Vec<u8>,
+    pub folder: Option<String>,
+}
+
+/// An extension upload: `type` is `http`, `step`, `condition`, `monitor` or `authheader`.
+#[derive(Serialize, ToSchema)]
+pub struct ExtensionForm {
+    #[schema(value_type = String, format = Binary)]
+    pub file: Vec<u8>,
+    pub folder: Option<String>,
+    pub r#type: Option<String>,
+}
+
+/// The names of a delete or commit form.
+#[derive(Serialize, ToSchema)]
+pub struct AssetPathForm {
+    /// The item's path.
+    pub file: String,
+    pub folder: Option<String>,
+}
+
+/// The answer of `GET /recipients`: every recipient, or a page of a paged document.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Recipients {
+    All(Vec<Recipient>),
+    Page(RecipientPage),
+}
+
+/// How many records a truncation deleted.
+#[derive(Serialize, ToSchema)]
+pub struct Truncated {
+    pub deleted: u64,
+}

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test of the project: the format and lint checks, the unit tests, then the end-to-end suite (real servers on real
+# Runs every test of the project: the format and lint checks, the unit tests, the end-to-end suite (real servers on real
 # sockets, the CLI as the real `herald` binary, guest components built from source) twice: on
 # SQLite in temporary data directories, and on PostgreSQL, each server in a database of its own.
 # PostgreSQL is the machine's on 127.0.0.1:5432 when one answers, otherwise a private cluster
-# that scripts/postgres.sh installs and starts (and this script stops).
+# that scripts/postgres.sh installs and starts (and this script stops). Between the two, the API
+# against its own OpenAPI documents and the reference page in Chromium (scripts/contract.sh, which
+# installs schemathesis, Playwright and Debian's Chromium when they are missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== unit tests and the end-to-end suite on SQLite"
 env -u HERALD_TEST_POSTGRES cargo test --workspace --locked "$@"
+
+echo "== the API against its OpenAPI documents (schemathesis) and the reference page (Chromium)"
+scripts/contract.sh target/debug/herald
 
 echo "== the end-to-end suite on PostgreSQL"
 url=$(scripts/postgres.sh)

@@ -12,6 +12,11 @@
 #
 #   scripts/contract.sh [HERALD_BINARY]     (default: target/debug/herald, built when missing)
 #
+# With DATABASE_URL (a PostgreSQL server's URL, as scripts/postgres.sh prints it) the server
+# runs on a database of its own there, created for the run and dropped after it, and the
+# reports go under postgres/; the reference page (the same files on either backend) is checked
+# on SQLite only.
+#
 # SEED (default fixed, so that a run can be repeated) and EXAMPLES (test cases per operation
 # and phase) tune the run; SEED=random draws one, which schemathesis prints.
 set -euo pipefail
@@ -22,17 +27,32 @@ if [ ! -x "$herald" ]; then
     herald=target/debug/herald
 fi
 tools=$(scripts/contract-tools.sh)
-browser_python=$(scripts/browser-tools.sh)
+browser_python=
+[ -n "${DATABASE_URL:-}" ] || browser_python=$(scripts/browser-tools.sh)
 reports=${CONTRACT_REPORTS:-$PWD/target/contract-reports}
 seed=${SEED:-20261124}
 examples=${EXAMPLES:-50}
 
 dir=$(mktemp -d)
+database=()
+contract_db=
+if [ -n "${DATABASE_URL:-}" ]; then
+    contract_db="herald_contract_$$"
+    psql "$DATABASE_URL" -qc "CREATE DATABASE $contract_db"
+    database=(--database-url "${DATABASE_URL%/*}/$contract_db")
+    reports="$reports/postgres"
+fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
-"$herald" serve --data-dir "$dir/data" --listen "127.0.0.1:$port" --secrets-key-file "$dir/secrets.key" >"$dir/server.log" 2>&1 &
+"$herald" serve "${database[@]}" --data-dir "$dir/data" --listen "127.0.0.1:$port" --secrets-key-file "$dir/secrets.key" >"$dir/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null || true; rm -rf "$dir"' EXIT
+cleanup() {
+    kill $server 2>/dev/null || true
+    wait $server 2>/dev/null || true
+    rm -rf "$dir"
+    if [ -n "$contract_db" ]; then psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $contract_db WITH (FORCE)" || true; fi
+}
+trap cleanup EXIT
 for _ in $(seq 1 120); do
     curl -sf "$base/openapi.json" -o "$dir/platform.json" && break
     sleep 0.5
@@ -53,8 +73,10 @@ for doc in openapi.json discovery/openapi.json; do
         --report junit --report-dir "$reports/$(echo "$doc" | tr / _)" \
         | grep -v '^  - ' 
 done
-echo "contract: the reference page in Chromium"
-"$browser_python" tests/browser/reference.py "$base" "$reports/screenshots"
+if [ -z "$contract_db" ]; then
+    echo "contract: the reference page in Chromium"
+    "$browser_python" tests/browser/reference.py "$base" "$reports/screenshots"
+fi
 if grep -q "panicked" "$dir/server.log"; then
     grep -B2 -A10 "panicked" "$dir/server.log" >&2
     echo "contract: the server panicked" >&2

@@ -10,27 +10,16 @@ server, keeping screenshots. Exits non-zero, saying why, when anything is missin
 
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from closed_network import open_page
 from playwright.sync_api import sync_playwright
 
 base, shots = sys.argv[1].rstrip("/"), Path(sys.argv[2])
 shots.mkdir(parents=True, exist_ok=True)
-origin = urlsplit(base).netloc
-elsewhere, failed, errors = [], [], []
+failed, errors = [], []
 
 with sync_playwright() as p:
-    browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-
-    def only_this_server(route):
-        if urlsplit(route.request.url).netloc == origin or route.request.url.startswith("data:"):
-            route.continue_()
-        else:
-            elsewhere.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_this_server)
+    browser, page, elsewhere = open_page(p, base)
     page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{base}/reference/", wait_until="networkidle")

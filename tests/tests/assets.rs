@@ -217,9 +217,11 @@ async fn extensions_are_stored_with_their_type() {
     replaced.expect(200);
     assert_eq!(replaced.json()["type"], "http");
     send(&api, Method::PUT, "/assets/extensions", file("ghost.wasm", echo.clone()).text("folder", "web")).await.expect(404);
+    // The echo guest has no configuration section: the defaults, as Herald applies them.
     assert_eq!(
         api.get("/assets/extensions/list?folder=web").await.json(),
-        json!([{"name": "hook.wasm", "isFolder": false, "type": "http", "size": echo.len()}])
+        json!([{"name": "hook.wasm", "isFolder": false, "type": "http", "size": echo.len(),
+            "config": {"open": false, "async": false, "allowed_hosts": []}}])
     );
     send(&api, Method::DELETE, "/assets/extensions", naming("web/hook.wasm")).await.expect(204);
     assert_eq!(api.get("/assets/extensions/list?folder=web").await.json(), json!([]));

@@ -69,6 +69,16 @@ async fn the_demo_welcome_mail_reaches_recipients_with_an_email() {
     assert_eq!(traced["trace"][0]["node"], "node 1");
     assert_eq!(traced["trace"][0]["kind"], "condition");
     assert_eq!(traced["trace"].as_array().map(Vec::len), Some(1));
+
+    // A recipient with no FIRST_NAME, after CAMPAIGN_NAME was cleared: the mail still goes out
+    // (the demo's template tests each value it prints).
+    api.put("/globaldata/CAMPAIGN_NAME", json!({"VALUE": null})).await.expect(200);
+    let plain = api.create_recipient(json!({"EMAIL": "plain@example.com"})).await;
+    api.post_empty(&achieve(plain, "WELCOME")).await.expect(200);
+    let runs = runs_over(&api, "WELCOME_MAIL", plain, 1).await;
+    assert_eq!(runs[0]["outcome"], "completed", "{runs:?}");
+    let content = history(&api, plain).await[0]["content"].as_str().unwrap().to_string();
+    assert!(content.contains("Welcome!") && !content.contains("is on"), "{content}");
 }
 
 /// Every node kind and both branches of a condition extension: adults go through the step, a

@@ -125,6 +125,16 @@ async fn discovery_describes_the_data_model() {
     assert_eq!(products["description"], "Product catalogue");
     assert_eq!(products["fields"][2], json!({"name": "PRICE", "identifier": false, "type": "NUMBER"}));
     api.get("/discovery/globaldata/tables/NOPE").await.expect(404);
+
+    let names =
+        |list: &serde_json::Value| list.as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&api.get("/discovery/events").await.json()), ["WELCOME", "PURCHASE_MADE", "NEWSLETTER_SIGNUP"]);
+    let groups = api.get("/discovery/targetgroups").await.json();
+    assert_eq!(names(&groups), ["ADULTS", "PARIS", "OPTED_IN"]);
+    assert_eq!(groups[0]["filter"], "AGE>=18");
+    let promotions = api.get("/discovery/promotions").await.json();
+    assert_eq!(names(&promotions), ["WELCOME10", "ADULT_OFFER"]);
+    assert_eq!(promotions[1]["filter"], "AGE>=18");
 }
 
 // On PostgreSQL writers run side by side (on SQLite one writer takes them in turn): an upsert

@@ -7,9 +7,10 @@
 //!
 //! with status `created`, `updated`, `deleted`, `notFound` or `invalid` (with a `message`).
 
-use serde_json::{json, Map, Value as Json};
+use serde_json::Value as Json;
 
 use super::error::{ApiError, ApiResult};
+use super::openapi::schemas::{BatchEntry, BatchReport};
 use super::wire;
 use crate::model::{Formats, TableDef, Value};
 use crate::store::tenant::{EntryOutcome, TableRef};
@@ -25,37 +26,25 @@ fn entries(body: &Json) -> ApiResult<&Vec<Json>> {
     Ok(items)
 }
 
-fn report(ids: Vec<Option<Json>>, outcomes: Vec<EntryOutcome>) -> Json {
-    let mut succeeded = 0;
-    let results: Vec<Json> = ids
+fn report(ids: Vec<Option<Json>>, outcomes: Vec<EntryOutcome>) -> BatchReport {
+    let results: Vec<BatchEntry> = ids
         .into_iter()
         .zip(outcomes)
         .enumerate()
         .map(|(index, (id, outcome))| {
-            let mut entry = Map::new();
-            entry.insert("index".into(), index.into());
-            if let Some(id) = id {
-                entry.insert("id".into(), id);
-            }
-            let status = match outcome {
-                EntryOutcome::Created => "created",
-                EntryOutcome::Updated => "updated",
-                EntryOutcome::Deleted => "deleted",
-                EntryOutcome::NotFound => "notFound",
-                EntryOutcome::Invalid(message) => {
-                    entry.insert("message".into(), message.into());
-                    "invalid"
-                }
+            let (status, message) = match outcome {
+                EntryOutcome::Created => ("created", None),
+                EntryOutcome::Updated => ("updated", None),
+                EntryOutcome::Deleted => ("deleted", None),
+                EntryOutcome::NotFound => ("notFound", None),
+                EntryOutcome::Invalid(message) => ("invalid", Some(message)),
             };
-            if matches!(status, "created" | "updated" | "deleted") {
-                succeeded += 1;
-            }
-            entry.insert("status".into(), status.into());
-            Json::Object(entry)
+            BatchEntry { index: index as u64, id, status: status.into(), message }
         })
         .collect();
-    let failed = results.len() - succeeded;
-    json!({ "results": results, "succeeded": succeeded, "failed": failed })
+    let succeeded = results.iter().filter(|e| matches!(e.status.as_str(), "created" | "updated" | "deleted")).count() as u64;
+    let failed = results.len() as u64 - succeeded;
+    BatchReport { results, succeeded, failed }
 }
 
 /// The identifier of a record body, for the report.
@@ -63,7 +52,7 @@ fn id_of(table: &TableDef, record: &Json) -> Option<Json> {
     record.get(&table.identifier().name).filter(|v| !v.is_null()).cloned()
 }
 
-pub async fn update(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult<Json> {
+pub async fn update(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult<BatchReport> {
     let formats = &tenant.model.formats;
     let items = entries(body)?;
     let ids = items.iter().map(|r| id_of(t.def, r)).collect();
@@ -72,7 +61,7 @@ pub async fn update(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult
     Ok(report(ids, outcomes))
 }
 
-pub async fn delete(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult<Json> {
+pub async fn delete(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult<BatchReport> {
     let items = entries(body)?;
     let ids: Vec<Option<Json>> = items.iter().map(|id| Some(id.clone())).collect();
     let parsed = items.iter().map(|id| identifier_value(t.def, id, &tenant.model.formats)).collect();

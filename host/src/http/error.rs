@@ -7,7 +7,6 @@
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use crate::rsql::FilterError;
 use crate::store::{StoreError, Unavailable};
@@ -27,7 +26,7 @@ pub enum ApiError {
     /// A refusal with another status that says why (the client's mistake: never a 5xx).
     Explained(StatusCode, String),
     /// A filter names a selector that does not exist (the spec's 422).
-    UnknownSelector,
+    UnknownSelector(String),
     /// A limit is reached; retry after this many seconds.
     TooManyRequests {
         retry_after: u64,
@@ -72,7 +71,9 @@ impl IntoResponse for ApiError {
             ApiError::NotAcceptable => (StatusCode::NOT_ACCEPTABLE, None),
             ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, None),
             ApiError::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, None),
-            ApiError::UnknownSelector => (StatusCode::UNPROCESSABLE_ENTITY, None),
+            ApiError::UnknownSelector(selector) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, Some(format!("the filter names '{selector}', which is not a field here")))
+            }
             ApiError::TooManyRequests { retry_after } => {
                 let mut r = StatusCode::TOO_MANY_REQUESTS.into_response();
                 r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
@@ -90,7 +91,7 @@ impl IntoResponse for ApiError {
             }
         };
         match message {
-            Some(m) => (status, axum::Json(json!({ "message": m }))).into_response(),
+            Some(message) => (status, axum::Json(crate::http::openapi::schemas::Message { message })).into_response(),
             None => status.into_response(),
         }
     }
@@ -103,7 +104,7 @@ impl From<crate::domain::DomainError> for ApiError {
             DomainError::NotFound => ApiError::NotFound,
             DomainError::Invalid(m) => ApiError::BadRequest(m),
             DomainError::Conflict(m) => ApiError::Conflict(m),
-            DomainError::UnknownSelector(_) => ApiError::UnknownSelector,
+            DomainError::UnknownSelector(s) => ApiError::UnknownSelector(s),
             DomainError::Store(e) => e.into(),
         }
     }
@@ -123,7 +124,7 @@ impl From<StoreError> for ApiError {
 impl From<FilterError> for ApiError {
     fn from(e: FilterError) -> ApiError {
         match e {
-            FilterError::UnknownSelector(_) => ApiError::UnknownSelector,
+            FilterError::UnknownSelector(s) => ApiError::UnknownSelector(s),
             FilterError::Invalid(m) => ApiError::BadRequest(m),
         }
     }

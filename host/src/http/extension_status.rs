@@ -66,7 +66,7 @@ async fn answer(ctx: &ApiContext, customer_id: &str, queue_id: &str) -> Response
         Err(e) => return ApiError::from(e).into_response(),
     };
     match status {
-        Status::Pending => (StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "queueId": queue_id }))).into_response(),
+        Status::Pending => (StatusCode::ACCEPTED, axum::Json(s::QueueHandle { queue_id: queue_id.into() })).into_response(),
         Status::Overdue => ApiError::bad(format!(
             "the execution has run longer than {} seconds and is not complete; it goes on, ask again later for its result",
             ctx.queue.settings().report_after.as_secs_f64()

@@ -165,7 +165,7 @@ async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, parts: axum::http:
         body,
     };
     match ctx.queue.enqueue(tenant.customer_id(), id, JobPayload::Http(request)).await {
-        Enqueued::Stored(queue_id) => (StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "queueId": queue_id }))).into_response(),
+        Enqueued::Stored(queue_id) => (StatusCode::ACCEPTED, axum::Json(s::QueueHandle { queue_id })).into_response(),
         Enqueued::BacklogFull => ApiError::TooManyRequests { retry_after: BACKLOG_RETRY_AFTER }.into_response(),
         Enqueued::Failed => StatusCode::SERVICE_UNAVAILABLE.into_response(),
     }
@@ -188,23 +188,22 @@ async fn logs(
     caller: PublicCaller,
     AppPath(id): AppPath<String>,
     super::extract::AppQuery(q): super::extract::AppQuery<LogQuery>,
-) -> Result<axum::Json<Vec<serde_json::Value>>, ApiError> {
+) -> Result<axum::Json<Vec<s::Execution>>, ApiError> {
     let id = decode_twice(&id)?;
     let rel = RelPath::parse("extension", &format!("{id}.wasm")).map_err(|_| ApiError::NotFound)?;
     caller.tenant.db.extension(&rel.as_text()).await?.ok_or(ApiError::NotFound)?;
     let entries = caller.tenant.db.execution_logs(&id, q.limit.unwrap_or(20).min(100)).await?;
     Ok(axum::Json(
         entries
-            .iter()
-            .map(|e| {
-                let mut entry = serde_json::json!({
-                    "at": e.at, "durationMs": e.duration_ms, "outcome": e.outcome,
-                    "log": e.log, "stdout": e.stdout, "stderr": e.stderr,
-                });
-                if let Some(input) = e.input.as_deref().and_then(|i| serde_json::from_str::<serde_json::Value>(i).ok()) {
-                    entry["input"] = input;
-                }
-                entry
+            .into_iter()
+            .map(|e| s::Execution {
+                at: e.at,
+                duration_ms: e.duration_ms,
+                outcome: e.outcome,
+                log: e.log,
+                stdout: e.stdout,
+                stderr: e.stderr,
+                input: e.input.as_deref().and_then(|i| serde_json::from_str(i).ok()),
             })
             .collect(),
     ))

@@ -14,7 +14,7 @@
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppPath, AppQuery, PublicCaller};
@@ -42,22 +42,23 @@ struct RunsQuery {
 
 use super::flows::time;
 
-fn run_json(t: &Tenant, run: &FlowRun, recipient_id: Json_) -> Json_ {
+fn run_json(t: &Tenant, run: &FlowRun, recipient_id: Json_) -> s::FlowRun {
     let p = &run.progress;
-    json!({
-        "id": run.id,
-        "flow": run.flow,
-        "version": run.version,
-        "recipientId": recipient_id,
-        "trigger": run.trigger,
-        "depth": run.depth,
-        "state": p.state.name(),
-        "outcome": p.outcome,
-        "startedAt": time(t, run.started_at),
-        "startedAtMs": run.started_at,
-        "updatedAt": time(t, p.updated_at),
-        "resumeAt": p.resume_at.map(|at| time(t, at)),
-    })
+    s::FlowRun {
+        id: run.id.clone(),
+        flow: run.flow.clone(),
+        version: run.version,
+        recipient_id,
+        trigger: run.trigger.clone(),
+        depth: run.depth,
+        state: p.state.name().into(),
+        outcome: p.outcome.clone(),
+        started_at: time(t, run.started_at),
+        started_at_ms: run.started_at,
+        updated_at: time(t, p.updated_at),
+        resume_at: p.resume_at.map(|at| time(t, at)),
+        trace: None,
+    }
 }
 
 /// The Recipient Ids of `runs`' recipients, in order (null for one deleted meanwhile).
@@ -73,7 +74,7 @@ async fn recipient_ids(t: &Tenant, runs: &[FlowRun]) -> ApiResult<Vec<Json_>> {
         ("limit" = Option<i64>, Query, description = "1 to 100, default 20."),
         ("before" = Option<i64>, Query, description = "Only runs started before this time (`startedAtMs` of the last run of a page).")),
     responses((status = 200, description = "The runs.", body = Vec<s::FlowRun>)))]
-async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<RunsQuery>) -> ApiResult<Json<Vec<Json_>>> {
+async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<RunsQuery>) -> ApiResult<Json<Vec<s::FlowRun>>> {
     let t = &caller.tenant;
     let limit = q.limit.unwrap_or(20);
     if !(1..=100).contains(&limit) {
@@ -89,7 +90,7 @@ async fn list(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q):
 }
 
 #[utoipa::path(get, path = "/flows/{name}/runs/{runId}", tag = "Flows", summary = "One run with its trace", responses((status = 200, description = "The run.", body = s::FlowRun)))]
-async fn one(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<Json_>> {
+async fn one(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)>) -> ApiResult<Json<s::FlowRun>> {
     let t = &caller.tenant;
     let run = t.db.flow_run(&id).await?.filter(|r| r.flow == name).ok_or(ApiError::NotFound)?;
     let ids = recipient_ids(t, std::slice::from_ref(&run)).await?;
@@ -97,9 +98,9 @@ async fn one(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)
     let mut trace: Vec<Json_> = serde_json::from_str(&run.progress.trace).unwrap_or_default();
     for entry in &mut trace {
         if let Some(at) = entry.get("at").and_then(Json_::as_i64) {
-            entry["at"] = time(t, at);
+            entry["at"] = time(t, at).into();
         }
     }
-    out["trace"] = Json_::Array(trace);
+    out.trace = Some(trace);
     Ok(Json(out))
 }

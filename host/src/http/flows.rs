@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
 use super::assets::media;
 use super::error::{ApiError, ApiResult};
@@ -54,10 +54,11 @@ async fn one(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name):
     let mut out = flow_json(&found);
     if found.flow.trigger.schedule.is_some() {
         out["scheduled"] = match ctx.flows.control.flow_schedule(t.customer_id(), &name).await? {
-            Some(s) => json!({
-                "nextAt": time(t, s.next_at),
-                "lastFiring": s.fired_at.map(|at| json!({"at": time(t, at), "recipients": s.swept, "done": s.sweep_done})),
-            }),
+            Some(found) => {
+                let last_firing =
+                    found.fired_at.map(|at| s::FlowFiring { at: time(t, at), recipients: found.swept, done: found.sweep_done });
+                serde_json::to_value(s::FlowSchedule { next_at: time(t, found.next_at), last_firing }).expect("a schedule serialises")
+            }
             // Not seen by a scheduler yet (it looks every few seconds).
             None => Json_::Null,
         };
@@ -65,8 +66,8 @@ async fn one(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name):
     Ok(Json(out))
 }
 
-pub(super) fn time(t: &crate::tenants::Tenant, millis: i64) -> Json_ {
-    t.model.formats.timestamp.format_timestamp(crate::paging::utc_at(millis)).into()
+pub(super) fn time(t: &crate::tenants::Tenant, millis: i64) -> String {
+    t.model.formats.timestamp.format_timestamp(crate::paging::utc_at(millis))
 }
 
 fn operators(name: &str) -> ApiError {

@@ -3,7 +3,7 @@
 
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppJson, AppPath, PublicCaller};
@@ -21,29 +21,29 @@ pub(super) fn router() -> Router<ApiContext> {
 }
 
 /// `{NAME, TYPE, DESCRIPTION}`: the list form, also served by Discovery.
-pub(super) fn list_item(g: &GlobalDataDef) -> Json_ {
-    json!({ "NAME": g.name, "TYPE": g.ty.name(), "DESCRIPTION": g.description.clone().unwrap_or_default() })
+pub(super) fn list_item(g: &GlobalDataDef) -> s::GlobalDataItem {
+    s::GlobalDataItem { name: g.name.clone(), r#type: g.ty.name().into(), description: g.description.clone().unwrap_or_default() }
 }
 
 #[utoipa::path(get, path = "/globaldata/", tag = "Global Data", summary = "The Global Data items", responses((status = 200, description = "The items (list form; also at `/globaldata`).", body = Vec<s::GlobalDataItem>)))]
-async fn list(caller: PublicCaller) -> Json<Vec<Json_>> {
+async fn list(caller: PublicCaller) -> Json<Vec<s::GlobalDataItem>> {
     Json(caller.tenant.model.def.global_data.iter().map(list_item).collect())
 }
 
-fn single(g: &GlobalDataDef, v: &GlobalValue) -> Json_ {
-    json!({
-        "NAME": g.name,
-        "TYPE": g.ty.name(),
-        "VALUE": v.value.clone().unwrap_or_default(),
-        "DESCRIPTION": g.description.clone().unwrap_or_default(),
-        "PUBLISH": g.publish.to_string(),
-        "CREATED": v.created.to_string(),
-        "MODIFIED": v.modified.to_string(),
-    })
+fn single(g: &GlobalDataDef, v: &GlobalValue) -> s::GlobalDataValue {
+    s::GlobalDataValue {
+        name: g.name.clone(),
+        r#type: g.ty.name().into(),
+        value: v.value.clone().unwrap_or_default(),
+        description: g.description.clone().unwrap_or_default(),
+        publish: g.publish.to_string(),
+        created: v.created.to_string(),
+        modified: v.modified.to_string(),
+    }
 }
 
 #[utoipa::path(get, path = "/globaldata/{name}", tag = "Global Data", summary = "A Global Data item with its value", responses((status = 200, description = "The item.", body = s::GlobalDataValue)))]
-async fn read(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
+async fn read(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<s::GlobalDataValue>> {
     let t = &caller.tenant;
     let g = t.model.def.global_data_item(&name).ok_or(ApiError::NotFound)?;
     let v = t.db.global_value(&g.name).await?;
@@ -54,7 +54,11 @@ async fn read(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult
 #[utoipa::path(put, path = "/globaldata/{name}", tag = "Global Data", summary = "Set a Global Data value", request_body = s::GlobalDataUpdate, responses((status = 200, description = "The item with its new value.", body = s::GlobalDataValue)))]
 /// PUT `{"VALUE": "..."}`: the value is validated against the item's TYPE. A JSON number or
 /// boolean is taken as its text; `null` or `""` clears the value.
-async fn update(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(body): AppJson<Json_>) -> ApiResult<Json<Json_>> {
+async fn update(
+    caller: PublicCaller,
+    AppPath(name): AppPath<String>,
+    AppJson(body): AppJson<Json_>,
+) -> ApiResult<Json<s::GlobalDataValue>> {
     let t = &caller.tenant;
     let g = t.model.def.global_data_item(&name).ok_or(ApiError::NotFound)?;
     let object = body.as_object().ok_or_else(|| ApiError::bad("the body must be a JSON object {\"VALUE\": ...}"))?;

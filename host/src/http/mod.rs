@@ -5,6 +5,7 @@
 mod assets;
 mod batch;
 mod discovery;
+mod embedded;
 pub(crate) mod error;
 mod extension_status;
 mod extensions;

@@ -8,7 +8,6 @@
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
 
 use super::error::ApiResult;
 use super::extract::PublicCaller;
@@ -28,28 +27,28 @@ pub(super) fn router() -> Router<ApiContext> {
 }
 
 #[utoipa::path(get, path = "/extensions/monitors", tag = "Extensions", summary = "The monitors with their schedule, status and history", responses((status = 200, description = "The monitors.", body = Vec<s::Monitor>)))]
-async fn list(State(ctx): State<ApiContext>, caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
+async fn list(State(ctx): State<ApiContext>, caller: PublicCaller) -> ApiResult<Json<Vec<s::Monitor>>> {
     let t = &caller.tenant;
     let mut out = Vec::new();
     for record in t.db.extensions_of_kind(ExtensionKind::Monitor.name()).await?.iter() {
         let id = monitor_id(&record.path);
         let config = stored_config(t, record).await?;
         let scheduled = ctx.flows.control.monitor_schedule(t.customer_id(), id).await?.filter(|s| s.sha256 == record.sha256);
-        let history: Vec<Json_> =
+        let history: Vec<s::MonitorRun> =
             t.db.monitor_runs(id, KEPT_RUNS)
                 .await?
-                .iter()
-                .map(|r| json!({"at": time(t, r.at), "status": r.status, "message": r.message, "durationMs": r.duration_ms}))
+                .into_iter()
+                .map(|r| s::MonitorRun { at: time(t, r.at), status: r.status, message: r.message, duration_ms: r.duration_ms })
                 .collect();
-        out.push(json!({
-            "id": id,
-            "schedule": config.schedule.map(|s| s.to_string()),
-            "nextRunAt": scheduled.map(|s| time(t, s.next_at)),
-            "alert": config.alert.map(|a| json!({"event": a.event, "recipient": a.recipient})),
-            "status": history.first().map_or(json!("pending"), |run| run["status"].clone()),
-            "lastRun": history.first().cloned(),
-            "history": history,
-        }));
+        out.push(s::Monitor {
+            id: id.to_string(),
+            schedule: config.schedule.map(|s| s.to_string()),
+            next_run_at: scheduled.map(|s| time(t, s.next_at)),
+            alert: config.alert.map(|a| s::MonitorAlert { event: a.event, recipient: a.recipient }),
+            status: history.first().map_or_else(|| "pending".to_string(), |run| run.status.clone()),
+            last_run: history.first().cloned(),
+            history,
+        });
     }
     Ok(Json(out))
 }

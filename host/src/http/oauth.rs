@@ -12,7 +12,6 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use serde_json::json;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::AppBytes;
@@ -29,7 +28,7 @@ pub(super) fn router() -> Router<ApiContext> {
 }
 
 fn oauth_error(code: &str, message: &str) -> Response {
-    (StatusCode::BAD_REQUEST, Json(json!({ "error": code, "message": message }))).into_response()
+    (StatusCode::BAD_REQUEST, Json(s::OAuthError { error: code.into(), message: message.into() })).into_response()
 }
 
 #[utoipa::path(post, path = "/oauth2/token", tag = "Token", summary = "An access token for client credentials",
@@ -88,11 +87,6 @@ async fn token(State(ctx): State<ApiContext>, headers: HeaderMap, AppBytes(body)
         return Err(ApiError::Unauthorized);
     }
     let (access_token, expires_in) = ctx.auth.issue(&principal);
-    let body = json!({
-        "access_token": access_token,
-        "token_type": "Bearer",
-        "expires_in": expires_in,
-        "scope": principal.scope.name(),
-    });
+    let body = s::Token { access_token, token_type: "Bearer".into(), expires_in, scope: principal.scope.name().into() };
     Ok((StatusCode::OK, [(header::CACHE_CONTROL, "no-store"), (header::PRAGMA, "no-cache")], Json(body)).into_response())
 }

@@ -8,7 +8,7 @@
 use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{AppJson, Caller};
@@ -28,7 +28,11 @@ pub(super) fn router() -> Router<ApiContext> {
 #[utoipa::path(post, path = "/register/recipients", tag = "Register", summary = "Register a recipient (App Api or Public Api credential)",
     request_body(content = s::Recipient, description = "The fields the instance opens to registration."),
     responses((status = 201, description = "Registered.", body = s::Registered), (status = 409, description = "A unique field's value is taken.", body = s::Message)))]
-async fn register(State(ctx): State<ApiContext>, caller: Caller, AppJson(body): AppJson<Json_>) -> ApiResult<(StatusCode, Json<Json_>)> {
+async fn register(
+    State(ctx): State<ApiContext>,
+    caller: Caller,
+    AppJson(body): AppJson<Json_>,
+) -> ApiResult<(StatusCode, Json<s::Registered>)> {
     let t = &caller.tenant;
     let model = &t.model;
     let person_data = wire::person_data(&body)?;
@@ -42,5 +46,5 @@ async fn register(State(ctx): State<ApiContext>, caller: Caller, AppJson(body): 
     let r = crate::domain::recipients::create(t, values).await?;
     ctx.flows.happened(t, r.key, Happening::Created, 0).await;
     let id_index = model.def.recipient_id_index();
-    Ok((StatusCode::CREATED, Json(json!({ "recipientId": r.values[id_index].to_json(&model.formats) }))))
+    Ok((StatusCode::CREATED, Json(s::Registered { recipient_id: r.values[id_index].to_json(&model.formats) })))
 }

@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{json_body, AppBytes, AppPath, PublicCaller};
@@ -34,18 +34,18 @@ pub(super) fn router() -> Router<ApiContext> {
     Router::new().route("/extensions/secrets", get(list)).route("/extensions/secrets/{name}", get(one).put(put).delete(remove))
 }
 
-fn info_json(t: &Tenant, info: &SecretInfo) -> Json_ {
-    json!({"name": info.name, "setAt": time(t, info.set_at)})
+fn info_json(t: &Tenant, info: &SecretInfo) -> s::Secret {
+    s::Secret { name: info.name.clone(), set_at: time(t, info.set_at) }
 }
 
 #[utoipa::path(get, path = "/extensions/secrets", tag = "Extensions", summary = "The instance's secrets (names and when they were set; never values)", responses((status = 200, description = "The secrets.", body = Vec<s::Secret>)))]
-async fn list(caller: PublicCaller) -> ApiResult<Json<Vec<Json_>>> {
+async fn list(caller: PublicCaller) -> ApiResult<Json<Vec<s::Secret>>> {
     let t = &caller.tenant;
     Ok(Json(t.db.secrets().await?.iter().map(|s| info_json(t, s)).collect()))
 }
 
 #[utoipa::path(get, path = "/extensions/secrets/{name}", tag = "Extensions", summary = "When a secret was set (never its value)", responses((status = 200, description = "The secret.", body = s::Secret)))]
-async fn one(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<Json_>> {
+async fn one(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<s::Secret>> {
     let t = &caller.tenant;
     let info = t.db.secret_info(&name).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(info_json(t, &info)))

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{decode_twice, json_body, AppBytes, AppJson, AppPath, AppQuery, PublicCaller};
@@ -45,7 +45,7 @@ struct FilterQuery {
 
 #[utoipa::path(get, path = "/globaldata/tables/{tableName}", tag = "Global Data", summary = "A table's records",
     params(("filter" = Option<String>, Query, description = "An RSQL filter over the table's fields.")),
-    responses((status = 200, description = "The records.", body = Vec<s::Record>), (status = 422, description = "The filter names a field the table does not have.")))]
+    responses((status = 200, description = "The records.", body = Vec<s::Record>), (status = 422, description = "The filter names a field the table does not have.", body = s::Message)))]
 async fn records(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(q): AppQuery<FilterQuery>) -> ApiResult<Json<Vec<Json_>>> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
@@ -119,20 +119,16 @@ async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, Stri
 #[utoipa::path(post, path = "/globaldata/tables/{tableName}/:truncateTable", tag = "Global Data", summary = "Delete every record of the table",
     responses((status = 200, description = "How many records were deleted.", body = s::Truncated)))]
 /// `:truncateTable` (no body), `:batchUpdateRecords` and `:batchDeleteRecords` (JSON arrays).
-async fn method(
-    caller: PublicCaller,
-    AppPath((name, method)): AppPath<(String, String)>,
-    AppBytes(body): AppBytes,
-) -> ApiResult<Json<Json_>> {
+async fn method(caller: PublicCaller, AppPath((name, method)): AppPath<(String, String)>, AppBytes(body): AppBytes) -> ApiResult<Response> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
     match method.as_str() {
         ":truncateTable" => {
             let deleted = t.db.truncate(&scope).await?;
-            Ok(Json(json!({ "deleted": deleted })))
+            Ok(Json(s::Truncated { deleted }).into_response())
         }
-        ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &json_body(&body)?).await?)),
-        ":batchDeleteRecords" => Ok(Json(batch::delete(t, &scope, &json_body(&body)?).await?)),
+        ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &json_body(&body)?).await?).into_response()),
+        ":batchDeleteRecords" => Ok(Json(batch::delete(t, &scope, &json_body(&body)?).await?).into_response()),
         _ => Err(ApiError::NotFound),
     }
 }

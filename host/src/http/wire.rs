@@ -73,15 +73,3 @@ pub fn person_data(body: &Json) -> Result<&Map<String, Json>, ApiError> {
         .as_object()
         .ok_or_else(|| ApiError::bad("'personData' must be a JSON object"))
 }
-
-/// Definition of a field for Discovery.
-pub fn field_definition(name: &str, ty: FieldType, identifier: bool, description: Option<&str>) -> Json {
-    let mut map = Map::new();
-    map.insert("name".into(), name.into());
-    map.insert("identifier".into(), identifier.into());
-    map.insert("type".into(), ty.name().into());
-    if let Some(d) = description {
-        map.insert("description".into(), d.into());
-    }
-    Json::Object(map)
-}

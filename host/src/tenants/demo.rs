@@ -20,7 +20,10 @@ const CREATED_FLAG: &str = "demo_created";
 
 /// The committed template `welcome` of the demo instances, which their flow WELCOME_MAIL sends.
 /// Its placeholders are Jinja's: the recipient's Person Data, Global Data and the contextual data.
-const WELCOME_TEMPLATE: &str = "<html><body>\n<h1>Welcome{% if recipient.FIRST_NAME %}, {{ recipient.FIRST_NAME }}{% endif %}!</h1>\n<p>{{ global.CAMPAIGN_NAME }} is on: see you soon.</p>\n</body></html>\n";
+/// Each value it prints is tested first: a recipient without a FIRST_NAME, or CAMPAIGN_NAME
+/// cleared through the API, still gets the mail (printing a missing value fails the send).
+const WELCOME_TEMPLATE: &str = "<html><body>\n<h1>Welcome{% if recipient.FIRST_NAME %}, {{ recipient.FIRST_NAME }}{% endif %}!</h1>\n\
+    {% if global.CAMPAIGN_NAME %}<p>{{ global.CAMPAIGN_NAME }} is on: see you soon.</p>\n{% endif %}</body></html>\n";
 
 /// Creates the demo instances and credentials unless they were created before. Returns whether
 /// demo mode is on (the demo was created now or earlier).

@@ -6,7 +6,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::Value as Json_;
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
@@ -30,10 +29,10 @@ async fn list_schemas(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
     AppQuery(q): AppQuery<ListQuery>,
-) -> ApiResult<Json<Vec<Json_>>> {
+) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let media = media(&ctx, &caller.tenant);
     let entries = list(&media.path(Kind::Contexts, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
-    Ok(Json(entries.iter().map(|e| serde_json::json!({ "name": e.name, "isFolder": e.is_folder })).collect()))
+    Ok(Json(entries.iter().map(|e| s::AssetListItem::new(&e.name, e.is_folder)).collect()))
 }
 
 async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool) -> ApiResult<Response> {

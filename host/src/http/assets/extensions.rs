@@ -9,7 +9,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
@@ -76,9 +75,7 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     };
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record, &content).await?;
-    let mut body = stored("extensions", &path, record.size);
-    body["type"] = record.kind.into();
-    body["sha256"] = record.sha256.into();
+    let body = s::StoredAsset { r#type: Some(record.kind), sha256: Some(record.sha256), ..stored("extensions", &path, record.size) };
     let status = if replace { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(body)).into_response())
 }
@@ -145,7 +142,7 @@ async fn list_extensions(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
     AppQuery(q): AppQuery<ListQuery>,
-) -> ApiResult<Json<Vec<Json_>>> {
+) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let folder = q.folder()?;
     let prefix = if folder.is_root() { String::new() } else { format!("{}/", folder.as_text()) };
     let records = caller.tenant.db.extensions(&prefix).await?;
@@ -161,12 +158,15 @@ async fn list_extensions(
             Some((sub, _)) => {
                 folders.insert(sub.to_string());
             }
-            None => {
-                files.push(json!({ "name": &record.path[prefix.len()..], "isFolder": false, "type": record.kind, "size": record.size }))
-            }
+            None => files.push(s::AssetListItem {
+                r#type: Some(record.kind.clone()),
+                size: Some(record.size),
+                config: record.config.as_deref().and_then(|c| serde_json::from_str(c).ok()),
+                ..s::AssetListItem::new(&record.path[prefix.len()..], false)
+            }),
         }
     }
-    let mut out: Vec<Json_> = folders.into_iter().map(|name| json!({ "name": name, "isFolder": true })).collect();
+    let mut out: Vec<s::AssetListItem> = folders.into_iter().map(|name| s::AssetListItem::new(&name, true)).collect();
     out.extend(files);
     Ok(Json(out))
 }

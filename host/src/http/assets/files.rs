@@ -6,7 +6,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
@@ -38,7 +37,7 @@ pub(super) fn router() -> Router<ApiContext> {
         .route("/assets/templates/{method}", post(template_method))
 }
 
-async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQuery) -> ApiResult<Json<Vec<Json_>>> {
+async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQuery) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let media = media(ctx, &caller.tenant);
     let folder = q.folder()?;
     let Some(entries) = list(&media.path(kind, &folder)).await.map_err(io_fault)? else {
@@ -59,10 +58,11 @@ async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQu
             .iter()
             .zip(flags)
             .map(|(e, referenced)| {
+                let item = s::AssetListItem::new(&e.name, e.is_folder);
                 if e.is_folder {
-                    json!({ "name": e.name, "isFolder": true })
+                    item
                 } else {
-                    json!({ "name": e.name, "isFolder": false, "referenced": referenced })
+                    s::AssetListItem { referenced: Some(referenced), ..item }
                 }
             })
             .collect(),
@@ -74,7 +74,7 @@ async fn list_resources(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
     AppQuery(q): AppQuery<ListQuery>,
-) -> ApiResult<Json<Vec<Json_>>> {
+) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     listing(&ctx, &caller, Kind::Resources, &q).await
 }
 
@@ -83,7 +83,7 @@ async fn list_templates(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
     AppQuery(q): AppQuery<ListQuery>,
-) -> ApiResult<Json<Vec<Json_>>> {
+) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     listing(&ctx, &caller, Kind::Templates, &q).await
 }
 
@@ -183,7 +183,7 @@ async fn template_method(
     caller: PublicCaller,
     crate::http::extract::AppPath(method): crate::http::extract::AppPath<String>,
     form: Form,
-) -> ApiResult<Json<Json_>> {
+) -> ApiResult<Json<s::CommittedTemplate>> {
     if method != ":commit" {
         return Err(ApiError::NotFound);
     }
@@ -200,5 +200,5 @@ async fn template_method(
     let temp = media.temp_path().await.map_err(io_fault)?;
     tokio::fs::write(temp.path(), &bytes).await.map_err(io_fault)?;
     temp.replace(&media.committed_template(&path)).await.map_err(io_fault)?;
-    Ok(Json(json!({ "path": format!("templates/{}", path.as_text()), "committed": true })))
+    Ok(Json(s::CommittedTemplate { path: format!("templates/{}", path.as_text()), committed: true }))
 }

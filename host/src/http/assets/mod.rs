@@ -21,9 +21,9 @@ mod webapps;
 
 use axum::Router;
 use serde::Deserialize;
-use serde_json::{json, Value as Json};
 
 use super::error::{ApiError, ApiResult};
+use super::openapi::schemas::StoredAsset;
 use super::ApiContext;
 use crate::assets::{MediaArea, RelPath};
 use crate::tenants::Tenant;
@@ -58,6 +58,6 @@ fn io_fault(e: std::io::Error) -> ApiError {
     ApiError::Internal(e.into())
 }
 
-fn stored(kind: &str, path: &RelPath, size: u64) -> Json {
-    json!({ "path": format!("{kind}/{}", path.as_text()), "size": size })
+fn stored(kind: &str, path: &RelPath, size: u64) -> StoredAsset {
+    StoredAsset { path: format!("{kind}/{}", path.as_text()), size, r#type: None, sha256: None }
 }

@@ -6,7 +6,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Value as Json_};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, ListQuery};
@@ -31,10 +30,10 @@ async fn list_webapps(
     State(ctx): State<ApiContext>,
     caller: PublicCaller,
     AppQuery(q): AppQuery<ListQuery>,
-) -> ApiResult<Json<Vec<Json_>>> {
+) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let media = media(&ctx, &caller.tenant);
     let entries = list(&media.path(Kind::Webapps, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
-    Ok(Json(entries.iter().map(|e| json!({ "name": e.name, "isFolder": e.is_folder })).collect()))
+    Ok(Json(entries.iter().map(|e| s::AssetListItem::new(&e.name, e.is_folder)).collect()))
 }
 
 async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool) -> ApiResult<Response> {
@@ -71,7 +70,7 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     tokio::fs::rename(expanded.path().join(&name), &target).await.map_err(io_fault)?;
     let status = if exists { StatusCode::OK } else { StatusCode::CREATED };
     let url = format!("/webapps/{}/{name}/", caller.tenant.customer_id());
-    Ok((status, Json(json!({ "name": name, "url": url }))).into_response())
+    Ok((status, Json(s::StoredWebapp { name: name.to_string(), url })).into_response())
 }
 
 #[utoipa::path(post, path = "/assets/webapps", tag = "Assets", summary = "Upload a webapp (a .zip archive holding one folder)",

@@ -48,8 +48,9 @@ with its recipients' and tables' fields and types.",
         schemas::BatchReport, schemas::BatchEntry, schemas::Truncated, schemas::Event, schemas::AchievedEvent, schemas::ContextualData,
         schemas::NamedFilter, schemas::Communication, schemas::GlobalDataItem, schemas::GlobalDataValue,
         schemas::GlobalDataUpdate, schemas::FieldDefinition, schemas::PersonDataField, schemas::PersonDataDefinition,
-        schemas::TableDefinition, schemas::Flow, schemas::FlowRun, schemas::Secret, schemas::SecretValue,
-        schemas::Monitor, schemas::MonitorRun, schemas::Execution, schemas::QueueHandle, schemas::Registered,
+        schemas::TableDefinition, schemas::EventDefinition, schemas::SegmentDefinition,
+        schemas::Flow, schemas::FlowSchedule, schemas::FlowFiring, schemas::FlowRun, schemas::Secret, schemas::SecretValue,
+        schemas::Monitor, schemas::MonitorAlert, schemas::MonitorRun, schemas::Execution, schemas::QueueHandle, schemas::Registered,
         schemas::AssetListItem, schemas::StoredAsset, schemas::StoredWebapp, schemas::CommittedTemplate,
         schemas::AssetForm, schemas::ExtensionForm, schemas::AssetPathForm,
     )),
@@ -64,7 +65,7 @@ with its recipients' and tables' fields and types.",
         (name = "Flows", description = "Flows and their runs."),
         (name = "WebDAV", description = "The media area through WebDAV (PROPFIND, MKCOL, COPY, MOVE and LOCK are served too; OpenAPI cannot name them)."),
         (name = "Webapps", description = "Uploaded webapps, served to anyone."),
-        (name = "Description", description = "This document."),
+        (name = "Description", description = "This document and the interactive reference page."),
     )
 )]
 struct Frame;
@@ -92,7 +93,7 @@ enum Part {
     Token,
     /// The open extension endpoints: the instance from the path, its limits, smoothed per address.
     Open,
-    /// Webapps and this document: served to anyone.
+    /// Webapps, this document and the reference page: served to anyone.
     Public,
 }
 

@@ -3,21 +3,20 @@
 //! document. Served to anyone with no asset from another host, so that an operator's browser on
 //! a closed network renders it; its own policy allows nothing else.
 
-use axum::http::header;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::http::error::ApiError;
+use crate::http::embedded::{self, EmbeddedFile, CSS, HTML, SCRIPT, TEXT};
 use crate::http::extract::AppPath;
 use crate::http::ApiContext;
 
-const FILES: &[(&str, &str, &[u8])] = &[
-    ("index.html", "text/html; charset=utf-8", include_bytes!("../../../reference/index.html")),
-    ("init.js", "text/javascript; charset=utf-8", include_bytes!("../../../reference/init.js")),
-    ("swagger-ui-bundle.js", "text/javascript; charset=utf-8", include_bytes!("../../../reference/swagger-ui-bundle.js")),
-    ("swagger-ui.css", "text/css; charset=utf-8", include_bytes!("../../../reference/swagger-ui.css")),
-    ("LICENSE", "text/plain; charset=utf-8", include_bytes!("../../../reference/LICENSE")),
+const FILES: &[EmbeddedFile] = &[
+    EmbeddedFile { name: "index.html", media_type: HTML, bytes: include_bytes!("../../../reference/index.html") },
+    EmbeddedFile { name: "init.js", media_type: SCRIPT, bytes: include_bytes!("../../../reference/init.js") },
+    EmbeddedFile { name: "swagger-ui-bundle.js", media_type: SCRIPT, bytes: include_bytes!("../../../reference/swagger-ui-bundle.js") },
+    EmbeddedFile { name: "swagger-ui.css", media_type: CSS, bytes: include_bytes!("../../../reference/swagger-ui.css") },
+    EmbeddedFile { name: "LICENSE", media_type: TEXT, bytes: include_bytes!("../../../reference/LICENSE") },
 ];
 
 /// Scripts and styles from this server only (Swagger UI sets inline styles), images also as data
@@ -44,16 +43,5 @@ pub(super) async fn file(AppPath(name): AppPath<String>) -> Response {
 }
 
 fn serve(name: &str) -> Response {
-    match FILES.iter().find(|(file, _, _)| *file == name) {
-        Some((_, media_type, bytes)) => (
-            [
-                (header::CONTENT_TYPE, *media_type),
-                (header::CACHE_CONTROL, "public, max-age=3600"),
-                (header::CONTENT_SECURITY_POLICY, POLICY),
-            ],
-            *bytes,
-        )
-            .into_response(),
-        None => ApiError::NotFound.into_response(),
-    }
+    embedded::serve(FILES, name, POLICY, "public, max-age=3600")
 }

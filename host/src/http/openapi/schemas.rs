@@ -1,11 +1,9 @@
-//! The shapes of the API's bodies, as the document names them. The handlers write the same
-//! shapes (`recipients/json.rs`, `discovery.rs`, ...); these types describe them for client
-//! generators, and the contract test (schemathesis against a running server, `scripts/test.sh`)
-//! holds the two together. Records are open objects here: their fields are the instance's
-//! (the document of an instance, `instance.rs`, names them).
-
-// Description only: nothing builds these values.
-#![allow(dead_code)]
+//! The shapes of the API's bodies: the handlers answer with these types (so a response cannot
+//! leave its schema without the compiler or the contract test noticing), and the document
+//! describes them for client generators. Records and recipients stay open objects here: their
+//! members are the instance's fields, which the instance's own document names (`instance.rs`).
+//! Request bodies are described by the types marked "Described only": the handlers read those
+//! bodies member by member, so that a 400 names the member at fault (README, API decisions).
 
 use std::collections::HashMap;
 
@@ -29,6 +27,7 @@ pub struct OAuthError {
 }
 
 /// The form of `POST /oauth2/token`.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct TokenRequest {
     #[schema(example = "client_credentials")]
@@ -47,7 +46,7 @@ pub struct Token {
     pub token_type: String,
     /// Seconds the token stays valid (two hours).
     #[schema(example = 7200)]
-    pub expires_in: u64,
+    pub expires_in: i64,
     /// The credential's scope: `public` or `app`.
     #[schema(example = "public")]
     pub scope: String,
@@ -55,6 +54,7 @@ pub struct Token {
 
 /// A recipient. `personData` maps the instance's Person Data field names to their values
 /// (every field on reads, empty ones null; on writes, the fields to set, null or "" to clear).
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Recipient {
@@ -62,10 +62,12 @@ pub struct Recipient {
 }
 
 /// The instance's Person Data fields and their values.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct PersonData(HashMap<String, serde_json::Value>);
 
 /// A record of a One-To-Many table or a Global Data Table: its fields and their values.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct Record(HashMap<String, serde_json::Value>);
 
@@ -74,7 +76,9 @@ pub struct Record(HashMap<String, serde_json::Value>);
 pub struct RecipientPage {
     /// `first`, `self`, `last`, and `prev` and `next` where there is such a page.
     pub links: Vec<Link>,
-    pub content: Vec<Recipient>,
+    /// Recipients in their JSON form (`recipients/json.rs`), which the instance's fields shape.
+    #[schema(value_type = Vec<Recipient>)]
+    pub content: Vec<Json>,
     pub page: PageInfo,
 }
 
@@ -115,6 +119,7 @@ pub struct BatchEntry {
     /// `created`, `updated`, `deleted`, `notFound` or `invalid`.
     pub status: String,
     /// Why an `invalid` entry was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -139,6 +144,7 @@ pub struct AchievedEvent {
 
 /// Contextual data for the flows an event triggers: `name` names the Context Parameter Schema
 /// the data follows, the other members are its models (README, Contextual data).
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct ContextualData(HashMap<String, serde_json::Value>);
 
@@ -189,6 +195,7 @@ pub struct GlobalDataValue {
 
 /// The body of `PUT /globaldata/{name}`: the value as text (a number or boolean is taken as its
 /// text), null or "" to clear it.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub struct GlobalDataUpdate {
@@ -202,17 +209,35 @@ pub struct FieldDefinition {
     pub identifier: bool,
     /// `STRING`, `NUMBER`, `BOOLEAN`, `DATE` or `TIMESTAMP`.
     pub r#type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
 /// A Person Data field.
 #[derive(Serialize, ToSchema)]
 pub struct PersonDataField {
-    pub name: String,
-    pub identifier: bool,
-    pub r#type: String,
-    pub description: Option<String>,
+    #[serde(flatten)]
+    pub field: FieldDefinition,
+    /// No two recipients share a value of this field.
     pub unique: bool,
+}
+
+/// An event of the instance.
+#[derive(Serialize, ToSchema)]
+pub struct EventDefinition {
+    #[schema(example = "WELCOME")]
+    pub name: String,
+    pub description: Option<String>,
+}
+
+/// A target group or promotion: a saved RSQL filter on Person Data (empty: every recipient).
+#[derive(Serialize, ToSchema)]
+pub struct SegmentDefinition {
+    #[schema(example = "ADULTS")]
+    pub name: String,
+    pub description: Option<String>,
+    #[schema(example = "AGE>=18")]
+    pub filter: String,
 }
 
 /// The Person Data definition.
@@ -230,11 +255,13 @@ pub struct TableDefinition {
     pub name: String,
     pub fields: Vec<FieldDefinition>,
     /// Global Data Tables only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
 /// A flow: its trigger and nodes. The format is the README's (Flows); this document leaves it
 /// open so that a flow written for a later version still reads here.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct Flow {
     /// The flow's name (the path's).
@@ -246,6 +273,26 @@ pub struct Flow {
     pub trigger: Json,
     #[schema(value_type = Vec<Object>)]
     pub nodes: Json,
+    /// A scheduled flow's next and last firing (`GET /flows/{name}` only); null until a
+    /// scheduler has seen the flow (within a few seconds).
+    pub scheduled: Option<FlowSchedule>,
+}
+
+/// When a scheduled flow fires next, and how its last firing went.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlowSchedule {
+    pub next_at: String,
+    pub last_firing: Option<FlowFiring>,
+}
+
+/// A scheduled flow's firing: the recipients its sweep has started runs for so far.
+#[derive(Serialize, ToSchema)]
+pub struct FlowFiring {
+    pub at: String,
+    pub recipients: i64,
+    /// Whether the sweep has gone through the whole target group.
+    pub done: bool,
 }
 
 /// One run of a flow for one recipient.
@@ -254,13 +301,15 @@ pub struct Flow {
 pub struct FlowRun {
     pub id: String,
     pub flow: String,
-    pub version: u64,
+    /// The version of the flow the run follows.
+    pub version: i64,
     /// The recipient's Recipient Id; null when the recipient was deleted since.
     #[schema(value_type = Value)]
     pub recipient_id: Json,
     pub trigger: String,
-    pub depth: u64,
-    /// `waiting`, `running` or `ended`.
+    /// How many flows started one another to start this one (0: an event, a call or a schedule).
+    pub depth: i64,
+    /// `running`, `waiting`, `done` or `failed`.
     pub state: String,
     pub outcome: Option<String>,
     pub started_at: String,
@@ -269,7 +318,8 @@ pub struct FlowRun {
     pub resume_at: Option<String>,
     /// The nodes the run went through (`GET /flows/{name}/runs/{runId}` only).
     #[schema(value_type = Option<Vec<Object>>)]
-    pub trace: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<Json>>,
 }
 
 /// A secret of the instance: never its value.
@@ -281,6 +331,7 @@ pub struct Secret {
 }
 
 /// The body of `PUT /extensions/secrets/{name}`.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct SecretValue {
     pub value: String,
@@ -293,21 +344,31 @@ pub struct Monitor {
     pub id: String,
     pub schedule: Option<String>,
     pub next_run_at: Option<String>,
-    #[schema(value_type = Option<Object>)]
-    pub alert: Option<Json>,
+    pub alert: Option<MonitorAlert>,
     /// `healthy`, `unhealthy`, `failed` or `pending`.
     pub status: String,
     pub last_run: Option<MonitorRun>,
     pub history: Vec<MonitorRun>,
 }
 
+/// What a monitor does when its status changes: achieve `event` for the recipient whose
+/// Recipient Id is `recipient` (README, Monitors).
 #[derive(Serialize, ToSchema)]
+pub struct MonitorAlert {
+    pub event: String,
+    #[schema(value_type = Value)]
+    pub recipient: Json,
+}
+
+/// One run of a monitor.
+#[derive(Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MonitorRun {
     pub at: String,
+    /// `healthy`, `unhealthy` or `failed`.
     pub status: String,
-    pub message: Option<String>,
-    pub duration_ms: u64,
+    pub message: String,
+    pub duration_ms: i64,
 }
 
 /// One execution of an extension.
@@ -316,14 +377,16 @@ pub struct MonitorRun {
 pub struct Execution {
     /// Milliseconds since 1970 (UTC).
     pub at: i64,
-    pub duration_ms: u64,
+    pub duration_ms: i64,
     /// `ok`, `deadline`, `failed: <reason>` or `error: <reason>`.
     pub outcome: String,
-    pub log: String,
+    /// The lines the extension wrote through the `log` interface.
+    pub log: Vec<String>,
     pub stdout: String,
     pub stderr: String,
     /// What a failed execution was given, credentials withheld.
     #[schema(value_type = Option<Object>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<Json>,
 }
 
@@ -350,11 +413,27 @@ pub struct AssetListItem {
     pub name: String,
     pub is_folder: bool,
     /// Items of resources and templates: whether a template references it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub referenced: Option<bool>,
     /// Extensions: the extension type.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Extensions: the file's size in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Extensions: the configuration Herald applies (its `herald:config` with the defaults filled
+    /// in: `open`, `async`, `allowed_hosts`, and the limits, schedule, alert, bound hosts and
+    /// reuse the extension sets).
+    #[schema(value_type = Option<Object>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<Json>,
+}
+
+impl AssetListItem {
+    /// An item or folder with none of the kind-specific members.
+    pub fn new(name: &str, is_folder: bool) -> AssetListItem {
+        AssetListItem { name: name.into(), is_folder, referenced: None, r#type: None, size: None, config: None }
+    }
 }
 
 /// A stored asset.
@@ -364,7 +443,9 @@ pub struct StoredAsset {
     pub path: String,
     pub size: u64,
     /// Extensions: the type and the content's SHA-256.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
 }
 
@@ -384,6 +465,7 @@ pub struct CommittedTemplate {
 
 /// An asset form: `file` is the uploaded file (or, to delete or commit, the item's path as
 /// text); `folder` an optional folder path.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct AssetForm {
     #[schema(value_type = String, format = Binary)]
@@ -392,6 +474,7 @@ pub struct AssetForm {
 }
 
 /// An extension upload: `type` is `http`, `step`, `condition`, `monitor` or `authheader`.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct ExtensionForm {
     #[schema(value_type = String, format = Binary)]
@@ -401,6 +484,7 @@ pub struct ExtensionForm {
 }
 
 /// The names of a delete or commit form.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct AssetPathForm {
     /// The item's path.
@@ -409,6 +493,7 @@ pub struct AssetPathForm {
 }
 
 /// The answer of `GET /recipients`: every recipient, or a page of a paged document.
+#[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Recipients {

@@ -39,7 +39,7 @@ pub(super) fn router() -> Router<ApiContext> {
     responses(
         (status = 200, description = "Every matching recipient (an array), or a page of the document (`objectResponse=true` or `documentId`).",
             body = s::Recipients),
-        (status = 422, description = "The filter names a field the instance does not have."),
+        (status = 422, description = "The filter names a field the instance does not have.", body = s::Message),
     ))]
 async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): AppQuery<CollectionQuery>) -> ApiResult<Response> {
     let t = &caller.tenant;

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Value as Json_};
+use serde_json::Value as Json_;
 
 use super::identity::resolve;
 use crate::domain;
@@ -48,7 +48,7 @@ fn table<'a>(tenant: &'a Tenant, name: &str) -> ApiResult<&'a crate::model::Tabl
     params(("filter" = Option<String>, Query, description = "An RSQL filter over the table's fields.")),
     responses(
         (status = 200, description = "The records.", body = Vec<s::Record>),
-        (status = 422, description = "The filter names a field the table does not have."),
+        (status = 422, description = "The filter names a field the table does not have.", body = s::Message),
     ))]
 async fn otm_records(
     caller: PublicCaller,
@@ -73,7 +73,7 @@ async fn otm_batch(
     caller: PublicCaller,
     AppPath((id, name, method)): AppPath<(String, String, String)>,
     AppBytes(body): AppBytes,
-) -> ApiResult<Json<Json_>> {
+) -> ApiResult<Json<s::BatchReport>> {
     let t = &caller.tenant;
     let def = table(t, &name)?;
     if !matches!(method.as_str(), ":batchUpdateRecords" | ":batchDeleteRecords") {
@@ -91,14 +91,14 @@ async fn otm_batch(
 
 #[utoipa::path(get, path = "/recipients/{recipientId}/events", tag = "Recipients", summary = "The events the recipient achieved",
     responses((status = 200, description = "The events, oldest first.", body = Vec<s::Event>)))]
-async fn events(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<Json_>>> {
+async fn events(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<s::Event>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
     let events = t.db.events(r.key).await?;
     Ok(Json(
         events
             .iter()
-            .map(|e| json!({ "eventId": e.event, "achievedAt": t.model.formats.timestamp.format_timestamp(e.achieved_at) }))
+            .map(|e| s::Event { event_id: e.event.clone(), achieved_at: t.model.formats.timestamp.format_timestamp(e.achieved_at) })
             .collect(),
     ))
 }
@@ -115,7 +115,7 @@ async fn achieve_event(
     caller: PublicCaller,
     AppPath((id, event, method)): AppPath<(String, String, String)>,
     AppBytes(body): AppBytes,
-) -> ApiResult<Json<Json_>> {
+) -> ApiResult<Json<s::AchievedEvent>> {
     if method != ":achieveEvent" {
         return Err(ApiError::NotFound);
     }
@@ -135,11 +135,11 @@ async fn achieve_event(
     domain::recipients::achieve_event(t, r.key, &event, now).await?;
     // The contextual data goes to these runs alone, and the runs' ids to the caller.
     let runs = ctx.flows.start(t, r.key, &triggered, what, context.as_ref(), 0).await?;
-    Ok(Json(json!({ "eventId": event, "achievedAt": t.model.formats.timestamp.format_timestamp(now), "flowRuns": runs })))
+    Ok(Json(s::AchievedEvent { event_id: event, achieved_at: t.model.formats.timestamp.format_timestamp(now), flow_runs: runs }))
 }
 
 /// The named filters (target groups or promotions) that recipient `key` satisfies.
-async fn matching(t: &Tenant, key: i64, filters: &[NamedFilter]) -> ApiResult<Vec<Json_>> {
+async fn matching(t: &Tenant, key: i64, filters: &[NamedFilter]) -> ApiResult<Vec<s::NamedFilter>> {
     let mut out = Vec::new();
     for f in filters {
         let holds = if f.filter.trim().is_empty() {
@@ -151,7 +151,7 @@ async fn matching(t: &Tenant, key: i64, filters: &[NamedFilter]) -> ApiResult<Ve
             t.db.recipient_matches(key, &condition).await?
         };
         if holds {
-            out.push(json!({ "name": f.name, "description": f.description }));
+            out.push(s::NamedFilter { name: f.name.clone(), description: f.description.clone() });
         }
     }
     Ok(out)
@@ -159,7 +159,7 @@ async fn matching(t: &Tenant, key: i64, filters: &[NamedFilter]) -> ApiResult<Ve
 
 #[utoipa::path(get, path = "/recipients/{recipientId}/targetGroups", tag = "Recipients",
     summary = "The target groups the recipient is in", responses((status = 200, description = "The target groups.", body = Vec<s::NamedFilter>)))]
-async fn target_groups(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<Json_>>> {
+async fn target_groups(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<s::NamedFilter>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
     Ok(Json(matching(t, r.key, &t.model.def.target_groups).await?))
@@ -167,22 +167,20 @@ async fn target_groups(caller: PublicCaller, AppPath(id): AppPath<String>) -> Ap
 
 #[utoipa::path(get, path = "/recipients/{recipientId}/communicationHistory", tag = "Recipients",
     summary = "The communications sent to the recipient", responses((status = 200, description = "The communications.", body = Vec<s::Communication>)))]
-async fn communication_history(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<Json_>>> {
+async fn communication_history(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<s::Communication>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
     let items = t.db.communications(r.key).await?;
     Ok(Json(
         items
             .iter()
-            .map(|c| {
-                json!({
-                    "channel": c.channel,
-                    "subject": c.subject,
-                    "sentAt": t.model.formats.timestamp.format_timestamp(c.sent_at),
-                    "template": c.template,
-                    "flow": c.flow,
-                    "content": c.content,
-                })
+            .map(|c| s::Communication {
+                channel: c.channel.clone(),
+                subject: c.subject.clone(),
+                sent_at: t.model.formats.timestamp.format_timestamp(c.sent_at),
+                template: c.template.clone(),
+                flow: c.flow.clone(),
+                content: c.content.clone(),
             })
             .collect(),
     ))
@@ -195,7 +193,7 @@ async fn recipient_method(
     caller: PublicCaller,
     State(_): State<ApiContext>,
     AppPath((id, method)): AppPath<(String, String)>,
-) -> ApiResult<Json<Vec<Json_>>> {
+) -> ApiResult<Json<Vec<s::NamedFilter>>> {
     if method != ":evaluatePromotion" {
         return Err(ApiError::NotFound);
     }

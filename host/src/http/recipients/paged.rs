@@ -20,10 +20,11 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use rand::RngCore;
 use serde::Deserialize;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use super::json::recipient_json;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::openapi::schemas as s;
 use crate::http::{filter_condition, ApiContext};
 use crate::paging::{neighbours, PageRequest, MAX_PAGE_SIZE};
 use crate::tenants::Tenant;
@@ -73,7 +74,7 @@ fn new_document_id() -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-pub(super) async fn recipients(ctx: &ApiContext, t: &Tenant, q: &CollectionQuery) -> ApiResult<Json> {
+pub(super) async fn recipients(ctx: &ApiContext, t: &Tenant, q: &CollectionQuery) -> ApiResult<s::RecipientPage> {
     let page = q.page()?;
     let now = ctx.clock.now_millis();
     let (id, info) = match &q.document_id {
@@ -94,25 +95,19 @@ pub(super) async fn recipients(ctx: &ApiContext, t: &Tenant, q: &CollectionQuery
 
     let href = |start: u64| format!("/recipients?objectResponse=true&documentId={id}&pageStart={start}&pageSize={}", page.size);
     let n = neighbours(page, total);
-    let mut links = vec![json!({"rel": "first", "href": href(n.first)})];
-    if let Some(prev) = n.prev {
-        links.push(json!({"rel": "prev", "href": href(prev)}));
-    }
-    links.push(json!({"rel": "self", "href": href(page.start)}));
-    if let Some(next) = n.next {
-        links.push(json!({"rel": "next", "href": href(next)}));
-    }
-    links.push(json!({"rel": "last", "href": href(n.last)}));
-    Ok(json!({
-        "links": links,
-        "content": content,
-        "page": {
-            "documentId": id,
-            "pageStart": page.start,
-            "pageSize": page.size,
-            "number": (page.start - 1) / page.size + 1,
-            "totalElements": total,
-            "totalPages": total.div_ceil(page.size),
-        }
-    }))
+    let link = |rel: &str, start: u64| s::Link { rel: rel.into(), href: href(start) };
+    let mut links = vec![link("first", n.first)];
+    links.extend(n.prev.map(|prev| link("prev", prev)));
+    links.push(link("self", page.start));
+    links.extend(n.next.map(|next| link("next", next)));
+    links.push(link("last", n.last));
+    let info = s::PageInfo {
+        document_id: id,
+        page_start: page.start,
+        page_size: page.size,
+        number: (page.start - 1) / page.size + 1,
+        total_elements: total,
+        total_pages: total.div_ceil(page.size),
+    };
+    Ok(s::RecipientPage { links, content, page: info })
 }

@@ -7,8 +7,9 @@
 # and the checks that no answer is a server error, that every status code, content type, header
 # and body is the one the document gives; and renders the reference page (/reference/) in
 # headless Chromium with no network but the server's (tests/browser/reference.py: its
-# operations, one opened, "Authorize" with the demo credentials and a call tried), keeping
-# screenshots. Any failure fails the script.
+# operations, one opened, "Authorize" with the demo credentials and a call tried) and the web
+# console (tests/browser/console.py: every page, an upload and a call tried, another instance's
+# credential), keeping screenshots. Any failure fails the script.
 #
 #   scripts/contract.sh [HERALD_BINARY]     (default: target/debug/herald, built when missing)
 #
@@ -76,6 +77,15 @@ done
 if [ -z "$contract_db" ]; then
     echo "contract: the reference page in Chromium"
     "$browser_python" tests/browser/reference.py "$base" "$reports/screenshots"
+    echo "contract: the console in Chromium"
+    # The echo guest as the tests built it, or built here when the tests have not run.
+    echo_wasm=$(ls -t target/debug/build/herald-tests-*/out/guests/wasm32-wasip2/release/echo.wasm 2>/dev/null | head -n1 || true)
+    if [ -z "$echo_wasm" ]; then
+        cargo build --quiet --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml -p echo \
+            --target-dir target/contract-guests
+        echo_wasm=target/contract-guests/wasm32-wasip2/release/echo.wasm
+    fi
+    "$browser_python" tests/browser/console.py "$base" "$reports/screenshots" "$echo_wasm"
 fi
 if grep -q "panicked" "$dir/server.log"; then
     grep -B2 -A10 "panicked" "$dir/server.log" >&2

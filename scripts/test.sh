@@ -19,6 +19,12 @@ fi
 
 # The code's form, before anything runs: rustfmt (rustfmt.toml) and clippy with every warning an
 # error, on every target (the tests too). Both are rustup components, added when missing.
+# The web console's committed build (host/console/, embedded in the binary) must be what its
+# sources (console/) build: npm installs the pinned packages and Vite builds them into a scratch
+# folder, compared file by file.
+echo "== the console's build"
+scripts/console.sh --check
+
 echo "== format and lints"
 for component in rustfmt clippy; do
     if ! rustup component list --installed | grep -q "^$component"; then

@@ -4,6 +4,7 @@
 
 mod assets;
 mod batch;
+mod console;
 mod discovery;
 mod embedded;
 pub(crate) mod error;
@@ -106,6 +107,7 @@ fn described() -> Vec<utoipa::openapi::OpenApi> {
         extensions::Doc::openapi(),
         extension_status::Doc::openapi(),
         webapps::Doc::openapi(),
+        console::Doc::openapi(),
         openapi::Doc::openapi(),
     ];
     parts.extend(recipients::described());
@@ -156,6 +158,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(open)
         .merge(webapps::router())
         .merge(openapi::router())
+        .merge(console::router())
         .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
         .layer(middleware::from_fn(negotiate::refuse_oversized))
         .layer(middleware::map_response(|mut r: axum::response::Response| async move {

@@ -66,6 +66,7 @@ with its recipients' and tables' fields and types.",
         (name = "WebDAV", description = "The media area through WebDAV (PROPFIND, MKCOL, COPY, MOVE and LOCK are served too; OpenAPI cannot name them)."),
         (name = "Webapps", description = "Uploaded webapps, served to anyone."),
         (name = "Description", description = "This document and the interactive reference page."),
+        (name = "Console", description = "The web console for an instance's team (a web page that calls this API with the token of the credential a person signs in with)."),
     )
 )]
 struct Frame;
@@ -93,7 +94,7 @@ enum Part {
     Token,
     /// The open extension endpoints: the instance from the path, its limits, smoothed per address.
     Open,
-    /// Webapps, this document and the reference page: served to anyone.
+    /// Webapps, this document, the reference page and the console: served to anyone.
     Public,
 }
 
@@ -102,7 +103,7 @@ fn part_of(path: &str) -> Part {
         Part::Token
     } else if path.starts_with("/extensions/open/") || path.starts_with("/extensions/status/open/") {
         Part::Open
-    } else if path.starts_with("/webapps/") || path == "/openapi.json" || path.starts_with("/reference/") {
+    } else if path.starts_with("/webapps/") || path == "/openapi.json" || path.starts_with("/reference/") || path.starts_with("/console/") {
         Part::Public
     } else {
         Part::Guarded

@@ -1,0 +1,119 @@
+import { useEffect, useRef } from "preact/hooks";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+
+import { api } from "../api";
+import { href, useLoad } from "../hooks";
+import { Rows, Section, Show, show } from "../ui";
+import { extensionId, TryIt, useExecutions } from "./Extensions";
+import type { Execution, ExtensionItem } from "./Extensions";
+
+/** One extension: its configuration, a chart and a table of its executions, and "try it". */
+export function Extension({ id }: { id: string }) {
+  const slash = id.lastIndexOf("/");
+  const folder = slash < 0 ? "" : id.slice(0, slash);
+  const item = useLoad(async () => {
+    const items = await api<ExtensionItem[]>(`/assets/extensions/list${folder ? `?folder=${encodeURIComponent(folder)}` : ""}`);
+    const found = items.find((i) => !i.isFolder && extensionId(folder, i.name) === id);
+    if (!found) throw new Error(`There is no extension ${id}.`);
+    return found;
+  }, [id]);
+  const executions = useExecutions(id);
+
+  return (
+    <>
+      <p>
+        <a href={href("extensions")}>← Extensions</a>
+      </p>
+      <h1>Extension {id}</h1>
+      <Show loaded={item}>
+        {(found) => (
+          <>
+            <p>
+              Kind: <strong>{found.type}</strong>
+            </p>
+            <Section title="Configuration">
+              <Rows
+                label="Configuration"
+                columns={["Setting", "Value"]}
+                rows={Object.entries(found.config ?? {}).map(([k, v]) => [<code>{k}</code>, show(v)])}
+              />
+            </Section>
+            {found.type === "http" && <TryIt id={id} />}
+          </>
+        )}
+      </Show>
+      <Section title="Executions">
+        <button type="button" onClick={executions.reload}>
+          Refresh
+        </button>
+        <Show loaded={executions}>
+          {(list) => (
+            <>
+              <CallsChart executions={list} />
+              <Rows
+                label="Executions"
+                columns={["At", "Duration", "Outcome", "Log"]}
+                rows={list.map((e) => [
+                  new Date(e.at).toISOString().replace("T", " ").slice(0, 19),
+                  `${e.durationMs} ms`,
+                  <span class={e.outcome === "ok" ? "ok" : "failed"}>{e.outcome}</span>,
+                  <pre class="log">{[...e.log, e.stdout, e.stderr].filter((l) => l !== "").join("\n")}</pre>,
+                ])}
+                empty="No execution yet."
+              />
+            </>
+          )}
+        </Show>
+      </Section>
+    </>
+  );
+}
+
+/** Calls and failures per time bucket (a minute, or longer when the executions span more). */
+function buckets(executions: Execution[]): { size: number; data: [number[], number[], number[]] } {
+  if (executions.length === 0) return { size: 60, data: [[], [], []] };
+  const times = executions.map((e) => e.at / 1000);
+  const first = Math.min(...times);
+  const last = Math.max(...times);
+  const size = Math.max(60, Math.ceil((last - first) / 60 / 60) * 60);
+  const start = Math.floor(first / size) * size;
+  const count = Math.floor((last - start) / size) + 1;
+  const xs = Array.from({ length: count }, (_, i) => start + i * size);
+  const calls = new Array<number>(count).fill(0);
+  const failures = new Array<number>(count).fill(0);
+  for (const e of executions) {
+    const i = Math.floor((e.at / 1000 - start) / size);
+    calls[i] += 1;
+    if (e.outcome !== "ok") failures[i] += 1;
+  }
+  return { size, data: [xs, calls, failures] };
+}
+
+function CallsChart({ executions }: { executions: Execution[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!box.current || executions.length === 0) return;
+    const { size, data } = buckets(executions);
+    const plot = new uPlot(
+      {
+        width: Math.min(900, box.current.clientWidth || 900),
+        height: 220,
+        title: "Calls and failures",
+        // A bucket's width of margin on each side, so that one bucket alone is a bar, not the axis.
+        scales: { x: { time: true, range: (_, min, max) => [min - size, max + size] } },
+        series: [
+          {},
+          { label: "calls", stroke: "#2563eb", fill: "rgba(37, 99, 235, 0.12)", paths: uPlot.paths.bars!({ size: [0.6, 40] }) },
+          { label: "failures", stroke: "#dc2626", fill: "rgba(220, 38, 38, 0.3)", paths: uPlot.paths.bars!({ size: [0.6, 40] }) },
+        ],
+        axes: [{}, { label: "executions" }],
+      },
+      data,
+      box.current,
+    );
+    return () => plot.destroy();
+  }, [executions]);
+  if (executions.length === 0) return null;
+  return <div class="chart" ref={box} role="img" aria-label="Chart of calls and failures over time" />;
+}

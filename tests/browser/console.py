@@ -1,0 +1,212 @@
+"""The web console in headless Chromium, against a real server with the demo instances.
+
+    python console.py BASE_URL SCREENSHOT_DIR ECHO_COMPONENT
+
+Refuses every request to another origin (and fails if the page makes one). Signs in with a
+wrong secret (refused) and with the demo credentials (the secret is then nowhere in the
+browser's storage); reads the data model; searches recipients (made here through the API) by
+filter, pages through them, opens one; shows an unknown selector's and a syntax error's message
+in place; uploads ECHO_COMPONENT as an http extension, tries it through the secure endpoint and
+sees the execution in its log and chart; edits a Global Data value; opens a flow's run and the
+monitors; signs in as demo-staging and sees none of demo's data. Screenshots of each page are
+kept in SCREENSHOT_DIR. Exits non-zero, saying why, at the first thing that is not so.
+"""
+
+import base64
+import json
+import shutil
+import sys
+import tempfile
+import urllib.request
+import uuid
+from pathlib import Path
+
+from closed_network import open_page
+from playwright.sync_api import expect, sync_playwright
+
+base, shots, echo = sys.argv[1].rstrip("/"), Path(sys.argv[2]), Path(sys.argv[3])
+shots.mkdir(parents=True, exist_ok=True)
+DEMO = ("demo-public-key", "demo-public-secret")
+STAGING = ("demo-staging-public-key", "demo-staging-public-secret")
+# A city no other test uses: the search finds exactly the recipients made here.
+city = f"Console-{uuid.uuid4().hex[:8]}"
+# An extension name no earlier run of this server used.
+extension = f"console-echo-{uuid.uuid4().hex[:6]}"
+
+
+def rest(method, path, body=None, who=DEMO):
+    """A call of the REST API with Basic authentication, for what the test sets up and checks."""
+    request = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode())
+    request.add_header("Authorization", "Basic " + base64.b64encode(f"{who[0]}:{who[1]}".encode()).decode())
+    request.add_header("Accept", "application/json")
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request) as response:
+        text = response.read()
+        return json.loads(text) if text else None
+
+
+# 25 recipients in one city: two pages of 20. The first achieves WELCOME (it has an EMAIL), which
+# starts a run of the demo's WELCOME_MAIL flow.
+ids = []
+for i in range(25):
+    made = rest("POST", "/recipients", {"personData": {"EMAIL": f"{city.lower()}-{i}@example.com", "CITY": city, "AGE": 20 + i}})
+    ids.append(made["personData"]["USER_ID"])
+rest("POST", f"/recipients/{ids[0]}/events/WELCOME/:achieveEvent")
+
+errors = []
+with sync_playwright() as p:
+    browser, page, elsewhere = open_page(p, base)
+    page.on("pageerror", lambda e: errors.append(f"script error: {e}"))
+    # A refused call is logged by Chromium as "Failed to load resource"; anything else logged as an
+    # error (a blocked script or style, say) is a fault of the console.
+    page.on("console", lambda m: m.type == "error" and "Failed to load resource" not in m.text and errors.append(m.text))
+
+    def nav(name):
+        return page.get_by_role("navigation", name="Console").get_by_role("link", name=name, exact=True)
+
+    def shot(name):
+        page.screenshot(path=str(shots / f"console-{name}.png"), full_page=True)
+
+    def sign_in(who):
+        page.get_by_label("Client id").fill(who[0])
+        page.get_by_label("Secret").fill(who[1])
+        page.get_by_role("button", name="Sign in").click()
+
+    # Sign-in: a wrong secret is refused, in place.
+    page.goto(f"{base}/console/")
+    sign_in((DEMO[0], "not-the-secret"))
+    expect(page.get_by_role("alert")).to_contain_text("wrong")
+    shot("sign-in-refused")
+    sign_in(DEMO)
+    expect(page.get_by_role("navigation", name="Console")).to_be_visible()
+    stored = page.evaluate("() => JSON.stringify({...sessionStorage}) + JSON.stringify({...localStorage}) + document.cookie")
+    assert DEMO[1] not in stored, "the secret is kept in the browser after sign-in"
+
+    # The data model.
+    fields = page.get_by_role("table", name="Person Data fields")
+    for name in ["USER_ID", "EMAIL", "BIRTHDATE", "OPTIN"]:
+        expect(fields).to_contain_text(name)
+    expect(page.get_by_role("table", name="PURCHASES fields")).to_contain_text("PURCHASED_AT")
+    expect(page.get_by_role("table", name="Global Data items")).to_contain_text("DISCOUNT_RATE")
+    expect(page.get_by_role("table", name="PRODUCTS fields")).to_contain_text("PRICE")
+    expect(page.get_by_role("table", name="Events")).to_contain_text("NEWSLETTER_SIGNUP")
+    expect(page.get_by_role("table", name="Target groups")).to_contain_text('CITY=="Paris"')
+    expect(page.get_by_role("table", name="Flows")).to_contain_text("WELCOME_MAIL")
+    shot("model")
+
+    # Recipients: errors in place, a search, paging, one recipient.
+    nav("Recipients").click()
+    search = page.get_by_role("form", name="Search recipients")
+    search.get_by_label("Filter (RSQL)").fill("NOPE==1")
+    search.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("alert")).to_contain_text("NOPE")
+    shot("recipients-unknown-selector")
+    search.get_by_label("Filter (RSQL)").fill("AGE>>")
+    search.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    search.get_by_label("Filter (RSQL)").fill(f'CITY=="{city}"')
+    search.get_by_role("button", name="Search").click()
+    expect(page.get_by_text("25 recipients; page 1 of 2")).to_be_visible()
+    expect(page.get_by_role("table", name="Recipients").locator("tbody tr")).to_have_count(20)
+    shot("recipients")
+    page.get_by_role("navigation", name="Pages").get_by_role("button", name="next").click()
+    expect(page.get_by_text("25 recipients; page 2 of 2")).to_be_visible()
+    expect(page.get_by_role("table", name="Recipients").locator("tbody tr")).to_have_count(5)
+    page.goto(f"{base}/console/#/recipients/{ids[0]}")
+    expect(page.get_by_role("heading", name=f"Recipient {ids[0]}")).to_be_visible()
+    expect(page.get_by_role("table", name="Person Data", exact=True)).to_contain_text(city)
+    expect(page.get_by_role("table", name="Events")).to_contain_text("WELCOME")
+    expect(page.get_by_role("region", name="One-To-Many: PURCHASES")).to_be_visible()
+    shot("recipient")
+
+    # Extensions: upload, try it, its execution in the log and the chart.
+    nav("Extensions").click()
+    upload = page.get_by_role("form", name="Upload an extension")
+    scratch = Path(tempfile.mkdtemp())
+    component = scratch / f"{extension}.wasm"
+    shutil.copy(echo, component)
+    upload.get_by_label("Component (.wasm)").set_input_files(str(component))
+    upload.get_by_label("Kind").select_option("http")
+    upload.get_by_role("button", name="Upload").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Stored extensions/{extension}.wasm")
+    listed = page.get_by_role("table", name="Extensions")
+    expect(listed).to_contain_text(extension)
+    expect(listed).to_contain_text('"allowed_hosts":[]')
+    shot("extensions")
+    listed.get_by_role("link", name=extension).click()
+    expect(page.get_by_role("heading", name=f"Extension {extension}")).to_be_visible()
+    expect(page.get_by_role("table", name="Configuration")).to_contain_text("allowed_hosts")
+    try_it = page.get_by_role("form", name="Try it")
+    try_it.get_by_label("Method").select_option("POST")
+    try_it.get_by_label("Path").fill("hello?from=console")
+    try_it.get_by_label("Body").fill('{"hi": 1}')
+    try_it.get_by_role("button", name="Send").click()
+    expect(page.get_by_test_id("answer-status")).to_have_text("200")
+    expect(page.get_by_test_id("answer-body")).to_contain_text("/hello?from=console")
+    expect(page.get_by_test_id("answer-body")).to_contain_text('\\"hi\\": 1')
+    # The execution's record is written after the answer: refresh until it is there.
+    executions = page.get_by_role("table", name="Executions").locator("tbody tr")
+    for _ in range(20):
+        page.get_by_role("button", name="Refresh").click()
+        page.wait_for_timeout(500)
+        if executions.count() == 1:
+            break
+    expect(executions).to_have_count(1)
+    expect(page.get_by_role("table", name="Executions")).to_contain_text("ok")
+    expect(page.get_by_role("img", name="Chart of calls and failures over time").locator("canvas")).to_have_count(1)
+    shot("extension")
+    shutil.rmtree(scratch)
+
+    # Global Data: edit a value; the API answers the new one.
+    nav("Global Data").click()
+    value = page.get_by_label("CAMPAIGN_NAME value")
+    value.fill(f"Sale of {city}")
+    page.get_by_role("form", name="Edit CAMPAIGN_NAME").get_by_role("button", name="Save").click()
+    expect(page.get_by_role("form", name="Edit CAMPAIGN_NAME").get_by_role("status")).to_have_text("Saved")
+    assert rest("GET", "/globaldata/CAMPAIGN_NAME")["VALUE"] == f"Sale of {city}", "the edited value was not stored"
+    shot("global-data")
+
+    # Flows: the run WELCOME started, with its trace; the monitors page.
+    nav("Flows").click()
+    page.get_by_role("table", name="Flows").get_by_role("link", name="WELCOME_MAIL").click()
+    runs = page.get_by_role("table", name="Runs")
+    expect(runs).to_contain_text(str(ids[0]))
+    runs.locator("tbody tr").filter(has=page.get_by_role("cell", name=str(ids[0]), exact=True)).first.get_by_role("link").click()
+    expect(page.get_by_role("table", name="Trace")).to_be_visible()
+    shot("flow-run")
+    nav("Monitors").click()
+    expect(page.get_by_role("heading", name="Monitors")).to_be_visible()
+    expect(page.get_by_text("Loading…")).to_have_count(0)
+    shot("monitors")
+
+    # Another instance's credential sees nothing of demo's.
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(STAGING)
+    nav("Data model").click()
+    expect(page.get_by_role("table", name="Person Data fields")).to_contain_text("USER_ID")
+    nav("Extensions").click()
+    expect(page.get_by_role("heading", name="Extensions")).to_be_visible()
+    expect(page.get_by_text("Loading…")).to_have_count(0)
+    expect(page.get_by_text(extension)).to_have_count(0)
+    nav("Recipients").click()
+    search = page.get_by_role("form", name="Search recipients")
+    search.get_by_label("Filter (RSQL)").fill(f'CITY=="{city}"')
+    search.get_by_role("button", name="Search").click()
+    expect(page.get_by_text("0 recipients")).to_be_visible()
+    page.goto(f"{base}/console/#/recipients/{ids[0]}")
+    expect(page.get_by_role("alert")).to_be_visible()
+    nav("Global Data").click()
+    expect(page.get_by_label("CAMPAIGN_NAME value")).not_to_have_value(f"Sale of {city}")
+    shot("staging")
+    browser.close()
+
+problems = []
+if elsewhere:
+    problems.append(f"requests to other hosts: {elsewhere}")
+if errors:
+    problems.append(f"errors in the page: {errors}")
+if problems:
+    print("console: " + "; ".join(problems), file=sys.stderr)
+    sys.exit(1)
+print(f"console: every page checked, screenshots in {shots}")

@@ -78,14 +78,14 @@ if [ -z "$contract_db" ]; then
     echo "contract: the reference page in Chromium"
     "$browser_python" tests/browser/reference.py "$base" "$reports/screenshots"
     echo "contract: the console in Chromium"
-    # The echo guest as the tests built it, or built here when the tests have not run.
+    # The guests as the tests built them, or built here when the tests have not run.
     echo_wasm=$(ls -t target/debug/build/herald-tests-*/out/guests/wasm32-wasip2/release/echo.wasm 2>/dev/null | head -n1 || true)
     if [ -z "$echo_wasm" ]; then
-        cargo build --quiet --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml -p echo \
-            --target-dir target/contract-guests
+        cargo build --quiet --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml \
+            -p echo -p async-secure -p monitor-ok --target-dir target/contract-guests
         echo_wasm=target/contract-guests/wasm32-wasip2/release/echo.wasm
     fi
-    "$browser_python" tests/browser/console.py "$base" "$reports/screenshots" "$echo_wasm"
+    "$browser_python" tests/browser/console.py "$base" "$reports/screenshots" "$(dirname "$echo_wasm")"
 fi
 if grep -q "panicked" "$dir/server.log"; then
     grep -B2 -A10 "panicked" "$dir/server.log" >&2

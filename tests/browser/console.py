@@ -1,19 +1,21 @@
 """The web console in headless Chromium, against a real server with the demo instances.
 
-    python console.py BASE_URL SCREENSHOT_DIR ECHO_COMPONENT
+    python console.py BASE_URL SCREENSHOT_DIR GUESTS
 
 Refuses every request to another origin (and fails if the page makes one). Signs in with a
 wrong secret (refused) and with the demo credentials (the secret is then nowhere in the
 browser's storage); reads the data model; searches recipients (made here through the API) by
 filter, pages through them, opens one; shows an unknown selector's and a syntax error's message
-in place; uploads ECHO_COMPONENT as an http extension, tries it through the secure endpoint and
-sees the execution in its log and chart; edits a Global Data value; opens a flow's run and the
+in place; uploads the echo guest of GUESTS (the tests' build of guest-examples/rust) as an http
+extension, tries it through the secure endpoint and sees the execution in its log and chart; an
+asynchronous one's handle and status, and a monitor's schedule; edits a Global Data value; opens a flow's run and the
 monitors; signs in as demo-staging and sees none of demo's data. Screenshots of each page are
 kept in SCREENSHOT_DIR. Exits non-zero, saying why, at the first thing that is not so.
 """
 
 import base64
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -24,14 +26,17 @@ from pathlib import Path
 from closed_network import open_page
 from playwright.sync_api import expect, sync_playwright
 
-base, shots, echo = sys.argv[1].rstrip("/"), Path(sys.argv[2]), Path(sys.argv[3])
+base, shots, guests = sys.argv[1].rstrip("/"), Path(sys.argv[2]), Path(sys.argv[3])
 shots.mkdir(parents=True, exist_ok=True)
 DEMO = ("demo-public-key", "demo-public-secret")
 STAGING = ("demo-staging-public-key", "demo-staging-public-secret")
 # A city no other test uses: the search finds exactly the recipients made here.
 city = f"Console-{uuid.uuid4().hex[:8]}"
-# An extension name no earlier run of this server used.
-extension = f"console-echo-{uuid.uuid4().hex[:6]}"
+# Extension names no earlier run of this server used.
+run_tag = uuid.uuid4().hex[:6]
+extension = f"console-echo-{run_tag}"
+job = f"console-job-{run_tag}"
+monitor = f"console-monitor-{run_tag}"
 
 
 def rest(method, path, body=None, who=DEMO):
@@ -120,16 +125,21 @@ with sync_playwright() as p:
     expect(page.get_by_role("region", name="One-To-Many: PURCHASES")).to_be_visible()
     shot("recipient")
 
+    scratch = Path(tempfile.mkdtemp())
+
+    def upload(name, guest, kind):
+        """Uploads the tests' build of `guest` as extension `name` of type `kind`."""
+        component = scratch / f"{name}.wasm"
+        shutil.copy(guests / guest, component)
+        form = page.get_by_role("form", name="Upload an extension")
+        form.get_by_label("Component (.wasm)").set_input_files(str(component))
+        form.get_by_label("Kind").select_option(kind)
+        form.get_by_role("button", name="Upload").click()
+        expect(page.get_by_role("status")).to_contain_text(f"Stored extensions/{name}.wasm")
+
     # Extensions: upload, try it, its execution in the log and the chart.
     nav("Extensions").click()
-    upload = page.get_by_role("form", name="Upload an extension")
-    scratch = Path(tempfile.mkdtemp())
-    component = scratch / f"{extension}.wasm"
-    shutil.copy(echo, component)
-    upload.get_by_label("Component (.wasm)").set_input_files(str(component))
-    upload.get_by_label("Kind").select_option("http")
-    upload.get_by_role("button", name="Upload").click()
-    expect(page.get_by_role("status")).to_contain_text(f"Stored extensions/{extension}.wasm")
+    upload(extension, "echo.wasm", "http")
     listed = page.get_by_role("table", name="Extensions")
     expect(listed).to_contain_text(extension)
     expect(listed).to_contain_text('"allowed_hosts":[]')
@@ -156,6 +166,36 @@ with sync_playwright() as p:
     expect(page.get_by_role("table", name="Executions")).to_contain_text("ok")
     expect(page.get_by_role("img", name="Chart of calls and failures over time").locator("canvas")).to_have_count(1)
     shot("extension")
+
+    # An asynchronous extension: "try it" answers 202 with the handle, and its status becomes
+    # the extension's own answer (201), on the extension's page and on the page of handles.
+    nav("Extensions").click()
+    upload(job, "async_secure.wasm", "http")
+    page.get_by_role("table", name="Extensions").get_by_role("link", name=job).click()
+    try_it = page.get_by_role("form", name="Try it")
+    try_it.get_by_label("Path").fill("work?ms=300")
+    try_it.get_by_role("button", name="Send").click()
+    expect(page.get_by_test_id("answer-status")).to_have_text("202")
+    queue_id = json.loads(page.get_by_test_id("answer-body").inner_text())["queueId"]
+    for _ in range(20):
+        page.get_by_role("button", name=f"Ask the status of {queue_id}").click()
+        page.wait_for_timeout(500)
+        if page.get_by_test_id("answer-status").inner_text() != "202":
+            break
+    expect(page.get_by_test_id("answer-status")).to_have_text("201")
+    expect(page.get_by_test_id("answer-body")).to_contain_text('"slept":300')
+    nav("Asynchronous calls").click()
+    page.get_by_label("Queue id").fill(queue_id)
+    page.get_by_role("button", name="Look up").click()
+    expect(page.get_by_label("Answer", exact=True)).to_contain_text("Status 201")
+    page.get_by_label("Queue id").fill("no-such-handle")
+    page.get_by_role("button", name="Look up").click()
+    expect(page.get_by_role("alert")).to_contain_text("No execution")
+    shot("asynchronous")
+
+    # A monitor: listed with its schedule and status.
+    nav("Extensions").click()
+    upload(monitor, "monitor_ok.wasm", "monitor")
     shutil.rmtree(scratch)
 
     # Global Data: edit a value; the API answers the new one.
@@ -176,8 +216,9 @@ with sync_playwright() as p:
     expect(page.get_by_role("table", name="Trace")).to_be_visible()
     shot("flow-run")
     nav("Monitors").click()
-    expect(page.get_by_role("heading", name="Monitors")).to_be_visible()
-    expect(page.get_by_text("Loading…")).to_have_count(0)
+    listed_monitor = page.get_by_role("region", name=monitor)
+    expect(listed_monitor).to_contain_text("every 5m")
+    expect(listed_monitor.locator(".status")).to_have_text(re.compile("pending|healthy"))
     shot("monitors")
 
     # Another instance's credential sees nothing of demo's.

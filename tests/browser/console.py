@@ -127,19 +127,30 @@ with sync_playwright() as p:
 
     scratch = Path(tempfile.mkdtemp())
 
-    def upload(name, guest, kind):
-        """Uploads the tests' build of `guest` as extension `name` of type `kind`."""
+    def upload(name, guest, kind, replace=False):
+        """Uploads the tests' build of `guest` as extension `name` of type `kind`, as a new
+        extension or (`replace`) as a new version; None, or the refusal shown."""
         component = scratch / f"{name}.wasm"
         shutil.copy(guests / guest, component)
         form = page.get_by_role("form", name="Upload an extension")
         form.get_by_label("Component (.wasm)").set_input_files(str(component))
         form.get_by_label("Kind").select_option(kind)
-        form.get_by_role("button", name="Upload").click()
+        form.get_by_label("Replace the version already uploaded").set_checked(replace)
+        with page.expect_response(lambda r: r.url.endswith("/assets/extensions") and r.request.method in ("POST", "PUT")) as sent:
+            form.get_by_role("button", name="Upload").click()
+        if sent.value.status >= 400:
+            expect(page.get_by_role("alert")).to_be_visible()
+            return page.get_by_role("alert").inner_text()
         expect(page.get_by_role("status")).to_contain_text(f"Stored extensions/{name}.wasm")
+        return None
 
     # Extensions: upload, try it, its execution in the log and the chart.
     nav("Extensions").click()
-    upload(extension, "echo.wasm", "http")
+    assert upload(extension, "echo.wasm", "http") is None
+    # The same name again is refused in place, and taken as a new version when asked to replace.
+    refusal = upload(extension, "echo.wasm", "http")
+    assert refusal and "exists" in refusal, f"a second upload of {extension} was not refused: {refusal!r}"
+    assert upload(extension, "echo.wasm", "http", replace=True) is None
     listed = page.get_by_role("table", name="Extensions")
     expect(listed).to_contain_text(extension)
     expect(listed).to_contain_text('"allowed_hosts":[]')
@@ -170,7 +181,7 @@ with sync_playwright() as p:
     # An asynchronous extension: "try it" answers 202 with the handle, and its status becomes
     # the extension's own answer (201), on the extension's page and on the page of handles.
     nav("Extensions").click()
-    upload(job, "async_secure.wasm", "http")
+    assert upload(job, "async_secure.wasm", "http") is None
     page.get_by_role("table", name="Extensions").get_by_role("link", name=job).click()
     try_it = page.get_by_role("form", name="Try it")
     try_it.get_by_label("Path").fill("work?ms=300")
@@ -195,7 +206,7 @@ with sync_playwright() as p:
 
     # A monitor: listed with its schedule and status.
     nav("Extensions").click()
-    upload(monitor, "monitor_ok.wasm", "monitor")
+    assert upload(monitor, "monitor_ok.wasm", "monitor") is None
     shutil.rmtree(scratch)
 
     # Global Data: edit a value; the API answers the new one.

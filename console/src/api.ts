@@ -117,3 +117,19 @@ export function sendJson(method: string, body: Json): RequestInit {
 export function segment(value: string | number): string {
   return encodeURIComponent(encodeURIComponent(String(value)));
 }
+
+/** An answer passed on as it came (an extension's own): its status, media type and body. */
+export interface RawAnswer {
+  status: number;
+  type: string;
+  body: string;
+}
+
+export async function rawAnswer(response: Response): Promise<RawAnswer> {
+  return { status: response.status, type: response.headers.get("Content-Type") ?? "", body: await response.text() };
+}
+
+/** An asynchronous execution's status by its handle: 202 while it runs, then its answer. */
+export async function queueStatus(queueId: string): Promise<RawAnswer> {
+  return rawAnswer(await call(`/extensions/status/secure/${encodeURIComponent(queueId)}`, { headers: { Accept: "*/*" } }));
+}

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 
-import { api, call, segment } from "../api";
-import type { JsonObject } from "../api";
+import { api, call, queueStatus, rawAnswer, segment } from "../api";
+import type { JsonObject, RawAnswer } from "../api";
 import { href, messageOf, useLoad } from "../hooks";
 import { Problem, Rows, Section, Show, show } from "../ui";
 
@@ -131,7 +131,7 @@ export function TryIt({ id }: { id: string }) {
   const [method, setMethod] = useState("POST");
   const [path, setPath] = useState("");
   const [body, setBody] = useState("");
-  const [answer, setAnswer] = useState<{ status: number; type: string; body: string } | undefined>();
+  const [answer, setAnswer] = useState<RawAnswer | undefined>();
   const [queueId, setQueueId] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -149,11 +149,11 @@ export function TryIt({ id }: { id: string }) {
         headers: { Accept: "*/*", ...(body ? { "Content-Type": "application/json" } : {}) },
         body: method === "GET" || method === "DELETE" || !body ? undefined : body,
       });
-      const text = await response.text();
-      setAnswer({ status: response.status, type: response.headers.get("Content-Type") ?? "", body: text });
-      if (response.status === 202) {
+      const answered = await rawAnswer(response);
+      setAnswer(answered);
+      if (answered.status === 202) {
         try {
-          setQueueId((JSON.parse(text) as { queueId?: string }).queueId);
+          setQueueId((JSON.parse(answered.body) as { queueId?: string }).queueId);
         } catch {
           // Not a queue handle.
         }
@@ -168,8 +168,7 @@ export function TryIt({ id }: { id: string }) {
   async function status() {
     if (!queueId) return;
     try {
-      const response = await call(`/extensions/status/secure/${encodeURIComponent(queueId)}`, { headers: { Accept: "*/*" } });
-      setAnswer({ status: response.status, type: response.headers.get("Content-Type") ?? "", body: await response.text() });
+      setAnswer(await queueStatus(queueId));
     } catch (e) {
       setError(messageOf(e));
     }

@@ -1,13 +1,14 @@
 import { useState } from "preact/hooks";
 
-import { call } from "../api";
+import { queueStatus } from "../api";
+import type { RawAnswer } from "../api";
 import { messageOf } from "../hooks";
 import { Problem } from "../ui";
 
 /** The status of an asynchronous execution, by the handle its call answered (`queueId`). */
 export function QueueStatus() {
   const [queueId, setQueueId] = useState("");
-  const [answer, setAnswer] = useState<{ status: number; body: string } | undefined>();
+  const [answer, setAnswer] = useState<RawAnswer | undefined>();
   const [error, setError] = useState<string | undefined>();
 
   async function look(event: Event) {
@@ -15,10 +16,9 @@ export function QueueStatus() {
     setError(undefined);
     setAnswer(undefined);
     try {
-      const response = await call(`/extensions/status/secure/${encodeURIComponent(queueId.trim())}`, { headers: { Accept: "*/*" } });
-      const body = await response.text();
-      if (response.status === 404) setError("No execution of this instance has that handle (or its result has expired).");
-      else setAnswer({ status: response.status, body });
+      const answered = await queueStatus(queueId.trim());
+      if (answered.status === 404) setError("No execution of this instance has that handle (or its result has expired).");
+      else setAnswer(answered);
     } catch (e) {
       setError(messageOf(e));
     }

@@ -27,6 +27,8 @@ fn entries(body: &Json) -> ApiResult<&Vec<Json>> {
 }
 
 fn report(ids: Vec<Option<Json>>, outcomes: Vec<EntryOutcome>) -> BatchReport {
+    let succeeded =
+        outcomes.iter().filter(|o| matches!(o, EntryOutcome::Created | EntryOutcome::Updated | EntryOutcome::Deleted)).count() as u64;
     let results: Vec<BatchEntry> = ids
         .into_iter()
         .zip(outcomes)
@@ -42,7 +44,6 @@ fn report(ids: Vec<Option<Json>>, outcomes: Vec<EntryOutcome>) -> BatchReport {
             BatchEntry { index: index as u64, id, status: status.into(), message }
         })
         .collect();
-    let succeeded = results.iter().filter(|e| matches!(e.status.as_str(), "created" | "updated" | "deleted")).count() as u64;
     let failed = results.len() as u64 - succeeded;
     BatchReport { results, succeeded, failed }
 }

@@ -18,6 +18,8 @@
 # reports go under postgres/; the reference page (the same files on either backend) is checked
 # on SQLite only.
 #
+# The server's log is kept as server.log beside the reports.
+#
 # SEED (default fixed, so that a run can be repeated) and EXAMPLES (test cases per operation
 # and phase) tune the run; SEED=random draws one, which schemathesis prints.
 set -euo pipefail
@@ -50,6 +52,7 @@ server=$!
 cleanup() {
     kill $server 2>/dev/null || true
     wait $server 2>/dev/null || true
+    mkdir -p "$reports" && cp "$dir/server.log" "$reports/server.log" 2>/dev/null || true
     rm -rf "$dir"
     if [ -n "$contract_db" ]; then psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $contract_db WITH (FORCE)" || true; fi
 }

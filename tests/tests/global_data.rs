@@ -153,3 +153,33 @@ async fn concurrent_puts_of_a_new_record_create_it_once() {
     assert!(statuses.iter().all(|s| *s == 200 || *s == 201), "{statuses:?}");
     api.get("/globaldata/tables/STORES/record/RACE").await.expect(200);
 }
+
+// A NUMBER left empty, then given, through the same statement: on PostgreSQL a connection
+// prepares a statement with the parameter types of its first call, so an empty number must be
+// sent as the same type as a number (it was not: every number after an empty one was a 500).
+#[tokio::test]
+async fn null_number_and_number_share_a_statement() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    for i in 0..6 {
+        for (id, price) in [(format!("EMPTY{i}"), json!(null)), (format!("PRICED{i}"), json!(1.5))] {
+            // Created, then updated: the insert and the update statement each see both.
+            for status in [201, 200] {
+                let put = api.put(&format!("/globaldata/tables/PRODUCTS/record/{id}"), json!({"NAME": "n", "PRICE": price})).await;
+                put.expect(status);
+                assert_eq!(put.json()["PRICE"], price, "{id}");
+            }
+        }
+        // One multi-row statement, the empty number in the first row, then in the second.
+        let mut rows = vec![json!({"ID": format!("B{i}"), "PRICE": null}), json!({"ID": format!("C{i}"), "PRICE": 2.5})];
+        if i % 2 == 1 {
+            rows.reverse();
+        }
+        let batch = api.post("/globaldata/tables/PRODUCTS/:batchUpdateRecords", json!(rows)).await;
+        batch.expect(200);
+        assert_eq!(batch.json()["succeeded"], 2, "{}", batch.text);
+    }
+    let priced = api.get("/globaldata/tables/PRODUCTS/record/C5").await;
+    priced.expect(200);
+    assert_eq!(priced.json()["PRICE"], 2.5);
+}

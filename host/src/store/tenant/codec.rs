@@ -29,10 +29,20 @@ pub fn bind<'q>(query: AnyQuery<'q>, value: &Value) -> AnyQuery<'q> {
     }
 }
 
+/// A NULL that reaches PostgreSQL as a DOUBLE PRECISION parameter, as a number (an `f64`) does.
+/// sqlx 0.8.6's Any driver swaps the NULL float types (sqlx issue 4284: `None::<f64>` is
+/// sent as a `real`, `None::<f32>` as a `double precision`). The type matters beyond the NULL
+/// itself: a connection prepares a statement once, with the parameter types of its first call,
+/// and a later call of the same statement with a number in that place was refused ("incorrect
+/// binary data format in bind parameter"), a 500 that depended on which pooled connection served
+/// the call. `null_number_and_number_share_a_statement` (tests/tests/global_data.rs) fails if an
+/// upgrade of sqlx changes this.
+const NULL_DOUBLE: Option<f32> = None;
+
 /// Binds a value for a column of type `ty` (a NULL of that column's type).
 pub fn bind_typed<'q>(query: AnyQuery<'q>, value: &Value, ty: FieldType) -> AnyQuery<'q> {
     match (value, ty) {
-        (Value::Null, FieldType::Number) => query.bind(None::<f64>),
+        (Value::Null, FieldType::Number) => query.bind(NULL_DOUBLE),
         (Value::Null, FieldType::Boolean) => query.bind(None::<bool>),
         (v, _) => bind(query, v),
     }

@@ -2,7 +2,9 @@
 # Flows (issue 15): a scheduled flow with one condition extension (condition-adult) and one step
 # extension (step-tagger, which writes the recipient's COUNTRY) over N seeded recipients: how many
 # recipients a second go through condition + step, the server's memory while it runs, and the
-# latency of GET one recipient while it runs compared with idle.
+# latency of GET one recipient while it runs compared with idle: under wrk -c4 (as fast as the
+# server answers: what the sweep takes from its capacity) and at a steady 200 requests a second
+# (bench/paced_latency.py: what an ordinary client waits), one after the other.
 #
 #   bench/flows.sh                          # release build, SQLite, 100,000 and 1,000,000
 #   SIZES="20000" bench/flows.sh            # quicker
@@ -21,6 +23,9 @@ need_wrk
 CONDITION=$(guest_wasm condition-adult)
 STEP=$(guest_wasm step-tagger)
 AUTH="Authorization: Bearer $TOKEN"
+paced() { # url: the p99 of GET url at 200 a second, one connection, for DURATION seconds
+  python3 bench/paced_latency.py "$1" "$TOKEN" "$DURATION" 200
+}
 p99() { # url: the p99 of wrk -c4 on it for DURATION seconds
   wrk -t1 -c4 -d"${DURATION}s" --latency -H "$AUTH" "$1" >"$DIR/wrk.txt"
   to_ms "$(awk '$1 == "99%" {print $2}' "$DIR/wrk.txt")"
@@ -40,8 +45,8 @@ print(last.get("recipients", 0), "done" if last.get("done") else "going", str(la
 echo
 echo "## Flows: profile $PROFILE, $(nproc) cores, ${DATABASE_URL:+PostgreSQL}${DATABASE_URL:-SQLite}; nodes $NODES"
 echo
-echo "| recipients | recipients/s through condition + step | server RSS before / peak during | GET one recipient p99 idle / during the sweep |"
-echo "|---|---|---|---|"
+echo "| recipients | recipients/s through condition + step | server RSS before / peak during | GET one recipient p99 idle / during the sweep (wrk -c4, as fast as it answers) | the same at 200 requests/s |"
+echo "|---|---|---|---|---|"
 SEEDED=0
 for N in $SIZES; do
   echo "seeding up to $N recipients" >&2
@@ -50,6 +55,7 @@ for N in $SIZES; do
   [ "$(upload "$CONDITION" adult.wasm condition)" = 201 ] || [ "$(upload "$CONDITION" adult.wasm condition)" = 200 ] || true
   upload "$STEP" tagger.wasm step >/dev/null
   IDLE=$(p99 "$B/recipients/1")
+  PACED_IDLE=$(paced "$B/recipients/1")
   RSS_BEFORE=$(rss_kib)
   # Every minute: the bench waits for the next minute's firing, then for the end of its sweep
   # (a firing of another size's run may still be the last one the schedule shows).
@@ -62,7 +68,7 @@ for N in $SIZES; do
   START=$(date +%s.%N); FROM=$(progress | cut -d' ' -f1)
   # The latency is measured while the sweep goes on, and the sweep's end watched meanwhile (a
   # sweep shorter than DURATION makes the latency partly idle: use sizes that last longer).
-  p99 "$B/recipients/1" >"$DIR/during" &
+  { p99 "$B/recipients/1" >"$DIR/during"; paced "$B/recipients/1" >"$DIR/paced"; } &
   LATENCY=$!
   PEAK=$(rss_kib)
   while read -r swept state _ < <(progress); [ "$state" != done ]; do
@@ -71,8 +77,8 @@ for N in $SIZES; do
   done
   END=$(date +%s.%N)
   wait $LATENCY
-  DURING=$(cat "$DIR/during")
+  DURING=$(cat "$DIR/during"); PACED=$(cat "$DIR/paced")
   RATE=$(echo "($N - $FROM) / ($END - $START)" | bc)
   curl -s -o /dev/null -X DELETE -H "$AUTH" "$B/flows/sweep"
-  echo "| $N | $RATE | $((RSS_BEFORE / 1024)) MiB / $((PEAK / 1024)) MiB | $IDLE ms / $DURING ms |"
+  echo "| $N | $RATE | $((RSS_BEFORE / 1024)) MiB / $((PEAK / 1024)) MiB | $IDLE ms / $DURING ms | $PACED_IDLE ms / $PACED ms |"
 done

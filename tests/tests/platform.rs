@@ -135,6 +135,11 @@ async fn an_sdk_extension_creates_and_updates_recipients() {
     updated.expect(200);
     assert_eq!((updated.json()["CITY"].as_str(), updated.json()["FIRST_NAME"].as_str()), (Some("Lyon"), Some("Bo")));
     call(Method::PUT, "/nobody@x.example", Some(json!({"personData": {"CITY": "Lyon"}}))).await.expect(404);
+    // A unique value another recipient holds: the update is refused and names the field.
+    call(Method::POST, "/", Some(json!({"personData": {"EMAIL": "al@x.example"}}))).await.expect(201);
+    let taken = call(Method::PUT, "/bo@x.example", Some(json!({"personData": {"EMAIL": "al@x.example"}}))).await;
+    taken.expect(409);
+    assert!(taken.message().contains("EMAIL") && taken.message().contains("al@x.example"), "{}", taken.message());
     let moved = call(Method::PUT, "/bo@x.example", Some(json!({"personData": {"USER_ID": 999}}))).await;
     // The same rule and answer as the REST API's (one place decides: `domain::recipients`).
     moved.expect(409);

@@ -304,6 +304,11 @@ pub struct ServeArgs {
     /// Asynchronous extension executions at once in this process.
     #[arg(long, env = "HERALD_ASYNC_WORKERS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub async_workers: u32,
+    /// How many steps of scheduling priority (nice) below the API the threads of queued work run:
+    /// asynchronous executions, flow runs and sweeps, monitors. When both want a core, a call
+    /// being answered gets it first; 0 runs them at the API's priority.
+    #[arg(long, env = "HERALD_BACKGROUND_NICE", default_value_t = 10, value_parser = clap::value_parser!(u8).range(0..=19))]
+    pub background_nice: u8,
     /// Seconds a status call answers 202 before it reports an unfinished execution (400).
     #[arg(long, env = "HERALD_ASYNC_REPORT_AFTER", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub async_report_after: u64,

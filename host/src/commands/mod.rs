@@ -49,6 +49,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 runtime: args.extensions.settings(),
                 queue: crate::queue::QueueSettings {
                     workers: args.async_workers as usize,
+                    nice: args.background_nice,
                     report_after: Duration::from_secs(args.async_report_after),
                     execution_limit: Duration::from_secs(args.async_execution_limit),
                     retention: Duration::from_secs(args.async_retention),

@@ -30,6 +30,20 @@ pub async fn update(tenant: &Tenant, existing: &Recipient, mut values: Vec<Assig
     Ok(tenant.db.update_recipient(model, existing.key, values).await?)
 }
 
+/// Sets `values` on the recipient whose unique field `field` holds `value`; `None` when there is
+/// none. The same rules as `update`; a change that names no Recipient Id is one statement (no
+/// read before it: a flow's step updates every recipient of a sweep this way).
+pub async fn update_by(tenant: &Tenant, field: usize, value: &Value, values: Vec<Assignment>) -> DomainResult<Option<Recipient>> {
+    let id_index = tenant.model.def.recipient_id_index();
+    if values.is_empty() || values.iter().any(|(i, _)| *i == id_index) {
+        return match find(tenant, field, value).await? {
+            Some(existing) => Ok(Some(update(tenant, &existing, values).await?)),
+            None => Ok(None),
+        };
+    }
+    Ok(tenant.db.update_recipient_by(&tenant.model, field, value, values).await?)
+}
+
 /// Creates a recipient (a NUMBER Recipient Id left empty gets the next free number).
 pub async fn create(tenant: &Tenant, values: Vec<Assignment>) -> DomainResult<Recipient> {
     Ok(tenant.db.create_recipient(&tenant.model, values).await?)

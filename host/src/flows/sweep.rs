@@ -18,8 +18,8 @@ use crate::store::tenant::{NewFlowRun, Recipient, RunProgress, RunState};
 use crate::tenants::Tenant;
 
 /// Recipients per batch, and how many of a batch run at once.
-const BATCH: i64 = 200;
-const AT_ONCE: usize = 8;
+const BATCH: i64 = 500;
+const AT_ONCE: usize = 32;
 
 impl FlowEngine {
     pub(super) async fn sweep(&self, job: &ClaimedJob, sweep: SweepJob) -> JobOutcome {

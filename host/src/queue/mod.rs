@@ -18,6 +18,7 @@ mod execute;
 mod liveness;
 pub mod monitor_run;
 mod promote;
+mod threads;
 mod writer;
 
 use std::path::Path;
@@ -42,6 +43,8 @@ pub struct QueueSettings {
     /// Threads of the runtime that executions run on, apart from the one serving the API, so
     /// a draining queue takes at most these cores from the calls being answered.
     pub threads: usize,
+    /// How many steps below the API's scheduling priority those threads run (0: the same).
+    pub nice: u8,
     /// How long a status call answers 202 before it reports the execution as overdue (400).
     pub report_after: Duration,
     /// The longest an execution may run before it is ended.
@@ -62,6 +65,7 @@ impl Default for QueueSettings {
         QueueSettings {
             workers: 16,
             threads: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            nice: 10,
             report_after: Duration::from_secs(60),
             execution_limit: Duration::from_secs(300),
             retention: Duration::from_secs(24 * 3600),
@@ -166,11 +170,7 @@ impl Queue {
             execution_limit: settings.execution_limit,
             flows: workers.flows,
         };
-        let threads = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(settings.threads.max(1))
-            .thread_name("herald-async")
-            .enable_all()
-            .build()?;
+        let threads = threads::background_runtime(settings.threads, settings.nice)?;
         let dispatcher_wake = wake.clone();
         let dispatcher = dispatch::Dispatcher {
             runtime: dispatch::ExecutionRuntime::new(threads),

@@ -168,10 +168,10 @@ impl recipients_write::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let model = &tenant.model;
         let (index, value) = unique_key(model, &key_field, key)?;
-        let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let values = person_values(model, fields)?;
         let given = self.journal.as_ref().map(|_| shown(model, &values));
-        let stored = domain::recipients::update(&tenant, &recipient, values).await.map_err(from_domain)?;
+        let stored =
+            domain::recipients::update_by(&tenant, index, &value, values).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         self.note_change(|| format!("recipient {} updated: {}", recipient_id(model, &stored.values), given.unwrap_or_default()));
         Ok(person_fields(model, &stored.values))
     }

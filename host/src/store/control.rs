@@ -44,7 +44,7 @@ impl ControlDb {
 
     /// Whether the database answers (the operator's readiness check).
     pub async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").fetch_one(&self.db.read).await?;
+        sqlx::query("SELECT 1").fetch_one(self.db.reader()).await?;
         Ok(())
     }
 
@@ -61,19 +61,19 @@ impl ControlDb {
     pub async fn instance(&self, customer_id: &str) -> StoreResult<Option<InstanceRecord>> {
         let row = sqlx::query(&self.db.sql("SELECT settings, model, revision FROM instances WHERE customer_id = ?"))
             .bind(customer_id)
-            .fetch_optional(&self.db.read)
+            .fetch_optional(self.db.reader())
             .await?;
         row.map(|r| decode_instance(&r)).transpose()
     }
 
     pub async fn instances(&self) -> StoreResult<Vec<InstanceRecord>> {
-        let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id").fetch_all(&self.db.read).await?;
+        let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id").fetch_all(self.db.reader()).await?;
         rows.iter().map(decode_instance).collect()
     }
 
     /// The revision of every instance: cheap enough to poll for changes.
     pub async fn revisions(&self) -> StoreResult<Vec<(String, i64)>> {
-        let rows = sqlx::query("SELECT customer_id, revision FROM instances").fetch_all(&self.db.read).await?;
+        let rows = sqlx::query("SELECT customer_id, revision FROM instances").fetch_all(self.db.reader()).await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
@@ -132,7 +132,7 @@ impl ControlDb {
         let row =
             sqlx::query(&self.db.sql("SELECT client_id, customer_id, secret_hash, scope, revoked_at FROM credentials WHERE client_id = ?"))
                 .bind(client_id)
-                .fetch_optional(&self.db.read)
+                .fetch_optional(self.db.reader())
                 .await?;
         Ok(row.map(|r| CredentialRecord {
             client_id: r.get(0),
@@ -157,7 +157,7 @@ impl ControlDb {
         let row = sqlx::query(&self.db.sql("SELECT calls FROM daily_usage WHERE customer_id = ? AND day = ?"))
             .bind(customer_id)
             .bind(day)
-            .fetch_optional(&self.db.read)
+            .fetch_optional(self.db.reader())
             .await?;
         Ok(row.map(|r| r.get::<i64, _>(0) as u64).unwrap_or(0))
     }
@@ -184,7 +184,7 @@ impl ControlDb {
     }
 
     pub async fn setting(&self, key: &str) -> StoreResult<Option<String>> {
-        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?")).bind(key).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?")).bind(key).fetch_optional(self.db.reader()).await?;
         Ok(row.map(|r| r.get(0)))
     }
 

@@ -11,8 +11,13 @@
 //! PostgreSQL: one schema per database (the control plane, and each instance), chosen by the
 //! connection's `search_path`, so no query names a schema and an instance's connections cannot
 //! reach another instance's tables by accident. Readers and writers share one pool.
+//!
+//! Queued work (flow sweeps, flow runs, asynchronous executions, monitors) reads through readers
+//! of its own on SQLite ([`Db::reader`]): a sweep running 32 recipients at once would otherwise
+//! hold every reader, and a call to the API would wait behind it for one.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::path::Path;
 use std::time::Duration;
 
@@ -25,7 +30,11 @@ pub use crate::rsql::Dialect;
 
 #[derive(Debug, Clone)]
 pub struct Db {
+    /// The readers of the calls being answered (use [`Db::reader`], which picks this one or
+    /// `background_read`).
     pub read: AnyPool,
+    /// The readers of queued work (on PostgreSQL the same pool as `read`).
+    background_read: AnyPool,
     pub write: AnyPool,
     pub dialect: Dialect,
     /// The group commit of the frequent small writes (recipients, records, runs): `group.rs`.
@@ -40,6 +49,20 @@ pub struct Db {
 /// Connections of one instance's pool on PostgreSQL, per node. Idle ones are closed, so a node
 /// holds connections only for the instances that are busy.
 const POSTGRES_CONNECTIONS_PER_SCHEMA: u32 = 8;
+
+/// Readers of queued work per SQLite database (opened when first needed, closed when idle).
+const SQLITE_BACKGROUND_READERS: u32 = 2;
+
+thread_local! {
+    /// Set on the threads of queued work (`queue::threads`).
+    static BACKGROUND: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as one of queued work: the reads of the tasks it runs go to the
+/// readers of queued work.
+pub fn mark_background_thread() {
+    BACKGROUND.with(|b| b.set(true));
+}
 
 /// The advisory lock (a key of Herald's choosing) held while a schema is created.
 const SCHEMA_CREATION_LOCK: i64 = 0x4865_7261_6C64; // "Herald"
@@ -70,15 +93,14 @@ impl Db {
             })
             .connect(&url("rwc"))
             .await?;
-        let read = AnyPoolOptions::new()
-            .max_connections(4)
-            .test_before_acquire(false)
-            .after_connect(|conn, _| {
+        let readers = |count: u32| {
+            AnyPoolOptions::new().max_connections(count).test_before_acquire(false).after_connect(|conn, _| {
                 Box::pin(async move { conn.execute("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;").await.map(|_| ()) })
             })
-            .connect(&url("ro"))
-            .await?;
-        Ok(Db { read, group: GroupCommit::start(write.clone(), Dialect::Sqlite), write, dialect: Dialect::Sqlite })
+        };
+        let read = readers(4).connect(&url("ro")).await?;
+        let background_read = readers(SQLITE_BACKGROUND_READERS).connect_lazy(&url("ro"))?;
+        Ok(Db { read, background_read, group: GroupCommit::start(write.clone(), Dialect::Sqlite), write, dialect: Dialect::Sqlite })
     }
 
     /// A pool on `url` whose connections work in `schema`, created if missing.
@@ -105,7 +127,22 @@ impl Db {
             })
             .connect(url)
             .await?;
-        Ok(Db { read: pool.clone(), group: GroupCommit::start(pool.clone(), Dialect::Postgres), write: pool, dialect: Dialect::Postgres })
+        Ok(Db {
+            read: pool.clone(),
+            background_read: pool.clone(),
+            group: GroupCommit::start(pool.clone(), Dialect::Postgres),
+            write: pool,
+            dialect: Dialect::Postgres,
+        })
+    }
+
+    /// The readers for the calling thread: queued work's own on its threads, the API's elsewhere.
+    pub fn reader(&self) -> &AnyPool {
+        if BACKGROUND.with(Cell::get) {
+            &self.background_read
+        } else {
+            &self.read
+        }
     }
 
     /// `text` with its placeholders as this engine wants them.
@@ -168,6 +205,20 @@ pub fn numbered_placeholders(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn queued_work_reads_through_readers_of_its_own_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = super::Db::open_sqlite(&dir.path().join("t.db")).await.unwrap();
+        assert_eq!(db.reader().options().get_max_connections(), 4, "the API's readers");
+        let background = db.clone();
+        let theirs = std::thread::spawn(move || {
+            super::mark_background_thread();
+            background.reader().options().get_max_connections()
+        });
+        assert_eq!(theirs.join().unwrap(), super::SQLITE_BACKGROUND_READERS);
+        assert_eq!(db.reader().options().get_max_connections(), 4, "marking another thread changes nothing here");
+    }
+
     use super::numbered_placeholders;
 
     #[test]

@@ -51,7 +51,7 @@ impl ControlDb {
     pub async fn promote_due_jobs(&self, now: i64) -> StoreResult<u64> {
         let select =
             self.db.sql("SELECT id, customer_id, extension, kind, payload FROM delayed_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?");
-        let due = sqlx::query(&select).bind(now).bind(PROMOTE_BATCH).fetch_all(&self.db.read).await?;
+        let due = sqlx::query(&select).bind(now).bind(PROMOTE_BATCH).fetch_all(self.db.reader()).await?;
         if due.is_empty() {
             return Ok(0);
         }
@@ -90,6 +90,6 @@ impl ControlDb {
             "SELECT payload FROM extension_jobs WHERE customer_id = ? AND kind = 'flow' AND payload IS NOT NULL
              UNION ALL SELECT payload FROM delayed_jobs WHERE customer_id = ? AND kind = 'flow' AND payload IS NOT NULL",
         );
-        Ok(sqlx::query_scalar(&sql).bind(customer_id).bind(customer_id).fetch_all(&self.db.read).await?)
+        Ok(sqlx::query_scalar(&sql).bind(customer_id).bind(customer_id).fetch_all(self.db.reader()).await?)
     }
 }

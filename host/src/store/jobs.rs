@@ -170,7 +170,7 @@ impl ControlDb {
         let sql = self.db.sql(
             "SELECT CAST(COALESCE(SUM(LENGTH(body)), 0) AS BIGINT) FROM extension_jobs WHERE state IN ('queued', 'running') AND customer_id = ?",
         );
-        let bytes: i64 = sqlx::query_scalar(&sql).bind(customer_id).fetch_one(&self.db.read).await?;
+        let bytes: i64 = sqlx::query_scalar(&sql).bind(customer_id).fetch_one(self.db.reader()).await?;
         Ok(bytes.max(0) as u64)
     }
 
@@ -180,7 +180,7 @@ impl ControlDb {
     /// How many jobs wait to run, and when the oldest was accepted (for the operator's metrics).
     pub async fn queue_depth(&self) -> StoreResult<(i64, Option<i64>)> {
         let row =
-            sqlx::query("SELECT COUNT(*), MIN(accepted_at) FROM extension_jobs WHERE state = 'queued'").fetch_one(&self.db.read).await?;
+            sqlx::query("SELECT COUNT(*), MIN(accepted_at) FROM extension_jobs WHERE state = 'queued'").fetch_one(self.db.reader()).await?;
         Ok((row.get(0), row.get(1)))
     }
 
@@ -189,7 +189,7 @@ impl ControlDb {
         let mut after = String::new();
         let sql = self.db.sql("SELECT MIN(customer_id) FROM extension_jobs WHERE state = 'queued' AND customer_id > ?");
         loop {
-            let next: Option<String> = sqlx::query_scalar(&sql).bind(&after).fetch_one(&self.db.read).await?;
+            let next: Option<String> = sqlx::query_scalar(&sql).bind(&after).fetch_one(self.db.reader()).await?;
             match next {
                 Some(id) => {
                     after = id.clone();
@@ -288,7 +288,7 @@ impl ControlDb {
              FROM extension_jobs WHERE id = ? AND kind = 'http'",
         ))
         .bind(id)
-        .fetch_optional(&self.db.read)
+        .fetch_optional(self.db.reader())
         .await?;
         let Some(r) = row else { return Ok(None) };
         let state = match r.get::<&str, _>(1) {

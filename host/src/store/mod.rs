@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use db::Db;
 
 pub use control::ControlDb;
+pub use db::mark_background_thread;
 pub use tenant::TenantDb;
 
 /// Errors of the store that callers act on; everything else is a fault (`Db`).

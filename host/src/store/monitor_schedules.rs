@@ -16,7 +16,7 @@ pub struct MonitorSchedule {
 impl ControlDb {
     pub async fn monitor_schedule(&self, customer_id: &str, extension: &str) -> StoreResult<Option<MonitorSchedule>> {
         let sql = self.db.sql("SELECT schedule, sha256, next_at FROM monitor_schedules WHERE customer_id = ? AND extension = ?");
-        let row = sqlx::query(&sql).bind(customer_id).bind(extension).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&sql).bind(customer_id).bind(extension).fetch_optional(self.db.reader()).await?;
         Ok(row.map(|r| MonitorSchedule { schedule: r.get(0), sha256: r.get(1), next_at: r.get(2) }))
     }
 

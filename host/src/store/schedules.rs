@@ -22,7 +22,7 @@ impl ControlDb {
         let sql = self
             .db
             .sql("SELECT schedule, next_at, fired_at, swept, sweep_done, swept_at FROM flow_schedules WHERE customer_id = ? AND flow = ?");
-        let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(self.db.reader()).await?;
         Ok(row.map(|r| FlowSchedule {
             schedule: r.get(0),
             next_at: r.get(1),

@@ -78,7 +78,7 @@ impl TenantDb {
     async fn read_extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {
         let row = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE path = ?"))
             .bind(path)
-            .fetch_optional(&self.db.read)
+            .fetch_optional(self.db.reader())
             .await?;
         Ok(row.as_ref().map(record))
     }
@@ -90,7 +90,7 @@ impl TenantDb {
         )
         .bind(prefix)
         .bind(prefix)
-        .fetch_all(&self.db.read)
+        .fetch_all(self.db.reader())
         .await?;
         Ok(rows.iter().map(record).collect())
     }
@@ -104,7 +104,7 @@ impl TenantDb {
         let generation = self.extension_records.generation.load(Ordering::SeqCst);
         let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE type = ? ORDER BY path"))
             .bind(kind)
-            .fetch_all(&self.db.read)
+            .fetch_all(self.db.reader())
             .await?;
         let list = Arc::new(rows.iter().map(record).collect::<Vec<_>>());
         if self.extension_records.generation.load(Ordering::SeqCst) == generation {
@@ -163,7 +163,7 @@ impl TenantDb {
     pub async fn extension_content(&self, sha256: &str) -> StoreResult<Option<Vec<u8>>> {
         let row = sqlx::query(&self.db.sql("SELECT content FROM _extension_blobs WHERE sha256 = ?"))
             .bind(sha256)
-            .fetch_optional(&self.db.read)
+            .fetch_optional(self.db.reader())
             .await?;
         Ok(row.map(|r| r.get(0)))
     }
@@ -250,7 +250,7 @@ impl TenantDb {
         let sql = self.db.sql(
             "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
         );
-        let rows = sqlx::query(&sql).bind(extension).bind(i64::from(limit)).fetch_all(&self.db.read).await?;
+        let rows = sqlx::query(&sql).bind(extension).bind(i64::from(limit)).fetch_all(self.db.reader()).await?;
         Ok(rows
             .iter()
             .map(|r| ExecutionLog {

@@ -159,7 +159,7 @@ impl TenantDb {
 
     pub async fn flow_run(&self, id: &str) -> StoreResult<Option<FlowRun>> {
         let sql = self.db.sql_string(format!("SELECT {COLUMNS} FROM _flow_runs WHERE id = ?"));
-        let row = sqlx::query(&sql).bind(id).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&sql).bind(id).fetch_optional(self.db.reader()).await?;
         Ok(row.as_ref().map(decode).transpose()?)
     }
 
@@ -201,7 +201,7 @@ impl TenantDb {
         if let Some(before) = before {
             query = query.bind(before);
         }
-        let rows = query.bind(limit).fetch_all(&self.db.read).await?;
+        let rows = query.bind(limit).fetch_all(self.db.reader()).await?;
         Ok(rows.iter().map(decode).collect::<Result<_, _>>()?)
     }
 }

@@ -65,7 +65,8 @@ impl TenantDb {
             return Ok(cached);
         }
         let generation = self.flow_cache.generation.load(Ordering::SeqCst);
-        let rows = sqlx::query("SELECT name, definition, version, updated_at FROM _flows ORDER BY name").fetch_all(&self.db.read).await?;
+        let rows =
+            sqlx::query("SELECT name, definition, version, updated_at FROM _flows ORDER BY name").fetch_all(self.db.reader()).await?;
         let flows = Arc::new(rows.iter().map(decode).collect::<Result<Vec<_>, _>>()?);
         let mut list = self.flow_cache.list.lock().expect("flow cache lock");
         if self.flow_cache.generation.load(Ordering::SeqCst) == generation {
@@ -76,7 +77,7 @@ impl TenantDb {
 
     pub async fn flow(&self, name: &str) -> StoreResult<Option<StoredFlow>> {
         let sql = self.db.sql("SELECT name, definition, version, updated_at FROM _flows WHERE name = ?");
-        let row = sqlx::query(&sql).bind(name).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&sql).bind(name).fetch_optional(self.db.reader()).await?;
         Ok(row.as_ref().map(decode).transpose()?)
     }
 

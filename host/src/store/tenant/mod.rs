@@ -61,7 +61,7 @@ impl TenantDb {
 
     /// Connections of this instance's pools: (open, idle), for the operator's metrics.
     pub fn connections(&self) -> (u32, usize) {
-        let (read, write) = (&self.db.read, &self.db.write);
+        let (read, write) = (self.db.reader(), &self.db.write);
         if self.db.dialect == crate::rsql::Dialect::Postgres {
             // One pool serves both.
             return (read.size(), read.num_idle());
@@ -71,13 +71,13 @@ impl TenantDb {
 
     /// Writes a consistent copy of this (SQLite) database to the new file `path`.
     pub async fn copy_into(&self, path: &std::path::Path) -> StoreResult<()> {
-        sqlx::query("VACUUM INTO ?").bind(path.to_string_lossy().into_owned()).execute(&self.db.read).await?;
+        sqlx::query("VACUUM INTO ?").bind(path.to_string_lossy().into_owned()).execute(self.db.reader()).await?;
         Ok(())
     }
 
     /// Counts recipients (for progress and tests).
     pub async fn count_recipients(&self) -> StoreResult<i64> {
-        let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(&self.db.read).await?;
+        let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(self.db.reader()).await?;
         Ok(row.0)
     }
 }

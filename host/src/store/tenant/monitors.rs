@@ -46,7 +46,7 @@ impl TenantDb {
         let sql = self
             .db
             .sql("SELECT extension, at, duration_ms, status, message FROM _monitor_runs WHERE extension = ? ORDER BY id DESC LIMIT ?");
-        let rows = sqlx::query(&sql).bind(extension).bind(limit).fetch_all(&self.db.read).await?;
+        let rows = sqlx::query(&sql).bind(extension).bind(limit).fetch_all(self.db.reader()).await?;
         Ok(rows
             .iter()
             .map(|r| MonitorRun { extension: r.get(0), at: r.get(1), duration_ms: r.get(2), status: r.get(3), message: r.get(4) })

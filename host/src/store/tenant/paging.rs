@@ -48,7 +48,7 @@ impl TenantDb {
         // both see the same committed recipients (on SQLite the writer is this process's only one;
         // on PostgreSQL a recipient committed in between may or may not be in the selection, as
         // with any selection made while others write).
-        let mut rows = bind_all(sqlx::query(&sql), binds).fetch(&self.db.read);
+        let mut rows = bind_all(sqlx::query(&sql), binds).fetch(self.db.reader());
         let mut chunk = Vec::with_capacity(keys::CHUNK);
         let mut chunk_no = 0i64;
         let mut size = 0u64;
@@ -102,7 +102,7 @@ impl TenantDb {
                 .bind(id)
                 .bind(first as i64)
                 .bind(last as i64)
-                .fetch_all(&self.db.read)
+                .fetch_all(self.db.reader())
                 .await?;
         let mut all = Vec::new();
         for r in &rows {

@@ -60,13 +60,13 @@ impl TenantDb {
     pub async fn find_recipient(&self, model: &Model, field: usize, value: &Value) -> StoreResult<Option<Recipient>> {
         let name = &model.def.person_data[field].name;
         let sql = self.db.sql_string(format!("{} WHERE {} = ? LIMIT 2", select(model), column(name)));
-        let rows = bind(sqlx::query(&sql), value).fetch_all(&self.db.read).await?;
+        let rows = bind(sqlx::query(&sql), value).fetch_all(self.db.reader()).await?;
         Ok(rows.first().map(|r| decode_recipient(model, r)).transpose()?)
     }
 
     pub async fn recipient_by_key(&self, model: &Model, key: i64) -> StoreResult<Option<Recipient>> {
         let sql = self.db.sql_string(format!("{} WHERE _id = ?", select(model)));
-        let row = sqlx::query(&sql).bind(key).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&sql).bind(key).fetch_optional(self.db.reader()).await?;
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
@@ -79,7 +79,7 @@ impl TenantDb {
         sql: &'a str,
     ) -> impl futures_util::Stream<Item = StoreResult<Recipient>> + Send + 'a {
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
-        bind_all(sqlx::query(sql), binds).fetch(&self.db.read).map(move |row| Ok(decode_recipient(model, &row?)?))
+        bind_all(sqlx::query(sql), binds).fetch(self.db.reader()).map(move |row| Ok(decode_recipient(model, &row?)?))
     }
 
     /// The SQL of `recipients_stream`.
@@ -103,14 +103,14 @@ impl TenantDb {
         for k in keys {
             q = q.bind(*k);
         }
-        let rows = q.fetch_all(&self.db.read).await?;
+        let rows = q.fetch_all(self.db.reader()).await?;
         Ok(rows.iter().map(|r| decode_recipient(model, r)).collect::<Result<_, _>>()?)
     }
 
     /// Whether recipient `key` satisfies `condition` (target groups, promotions).
     pub async fn recipient_matches(&self, key: i64, condition: &Condition) -> StoreResult<bool> {
         let sql = self.db.sql_string(format!("SELECT 1 FROM recipients WHERE _id = ? AND ({})", condition.sql));
-        let row = bind_all(sqlx::query(&sql).bind(key), &condition.binds).fetch_optional(&self.db.read).await?;
+        let row = bind_all(sqlx::query(&sql).bind(key), &condition.binds).fetch_optional(self.db.reader()).await?;
         Ok(row.is_some())
     }
 
@@ -120,7 +120,7 @@ impl TenantDb {
         let filter = condition.map_or("1=1".to_string(), |c| format!("({})", c.sql));
         let sql = self.db.sql_string(format!("SELECT _id FROM recipients WHERE _id > ? AND {filter} ORDER BY _id LIMIT ?"));
         let query = bind_all(sqlx::query(&sql).bind(after), condition.map_or(&[][..], |c| &c.binds));
-        let rows = query.bind(limit).fetch_all(&self.db.read).await?;
+        let rows = query.bind(limit).fetch_all(self.db.reader()).await?;
         Ok(rows.iter().map(|r| r.get::<i64, _>(0)).collect())
     }
 
@@ -203,13 +203,40 @@ impl TenantDb {
         if values.is_empty() {
             return self.recipient_by_key(model, key).await?.ok_or_else(gone);
         }
+        self.update_where(model, "_id", |q| q.bind(key), &values, Some(key)).await?.ok_or_else(gone)
+    }
+
+    /// Sets `values` (not empty, not the Recipient Id) on the recipient whose unique field
+    /// `field` holds `value`, in one statement; `None` when no recipient holds it.
+    pub async fn update_recipient_by(
+        &self,
+        model: &Model,
+        field: usize,
+        value: &Value,
+        values: Vec<Assignment>,
+    ) -> StoreResult<Option<Recipient>> {
+        check_indexed(model, &values)?;
+        let name = column(&model.def.person_data[field].name);
+        self.update_where(model, &name, |q| bind(q, value), &values, None).await
+    }
+
+    /// `UPDATE ... WHERE {column} = ? RETURNING` the recipient, in a turn of the group commit.
+    async fn update_where(
+        &self,
+        model: &Model,
+        column_name: &str,
+        bind_where: impl for<'q> FnOnce(AnyQuery<'q>) -> AnyQuery<'q>,
+        values: &[Assignment],
+        own: Option<i64>,
+    ) -> StoreResult<Option<Recipient>> {
         let sets: Vec<String> = values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
-        let sql = self.db.sql_string(format!("UPDATE recipients SET {} WHERE _id = ? RETURNING {}", sets.join(", "), returning(model)));
+        let sql =
+            self.db.sql_string(format!("UPDATE recipients SET {} WHERE {column_name} = ? RETURNING {}", sets.join(", "), returning(model)));
         let mut turn = self.db.group.single_write().await?;
-        let result = match bind_assignments(sqlx::query(&sql), model, &values).bind(key).fetch_optional(&mut *turn).await {
-            Ok(Some(row)) => decode_recipient(model, &row).map_err(StoreError::from),
-            Ok(None) => Err(gone()),
-            Err(e) => Err(self.unique_conflict(&mut turn, model, e, &values, Some(key)).await),
+        let result = match bind_where(bind_assignments(sqlx::query(&sql), model, values)).fetch_optional(&mut *turn).await {
+            Ok(Some(row)) => decode_recipient(model, &row).map(Some).map_err(StoreError::from),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.unique_conflict(&mut turn, model, e, values, own).await),
         };
         turn.finish(result).await
     }
@@ -257,7 +284,7 @@ impl TenantDb {
             "SELECT event, achieved_at FROM _events WHERE _recipient = ? ORDER BY achieved_at, {}",
             insertion_order(self.db.dialect)
         );
-        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(&self.db.read).await?;
+        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(self.db.reader()).await?;
         rows.iter()
             .map(|r| {
                 let at = decode(r, 1, FieldType::Timestamp)?;
@@ -297,7 +324,7 @@ impl TenantDb {
         if id.ty != FieldType::Number {
             return Ok(0);
         }
-        let mut conn = self.db.read.acquire().await?;
+        let mut conn = self.db.reader().acquire().await?;
         Ok(largest_id(&mut conn, &id.name).await?.max(0.0) as u64)
     }
 

@@ -45,13 +45,15 @@ impl TenantDb {
 
     /// Every secret's name and time, by name.
     pub async fn secrets(&self) -> StoreResult<Vec<SecretInfo>> {
-        let rows = sqlx::query("SELECT name, set_at FROM _secrets ORDER BY name").fetch_all(&self.db.read).await?;
+        let rows = sqlx::query("SELECT name, set_at FROM _secrets ORDER BY name").fetch_all(self.db.reader()).await?;
         Ok(rows.iter().map(|r| SecretInfo { name: r.get(0), set_at: r.get(1) }).collect())
     }
 
     pub async fn secret_info(&self, name: &str) -> StoreResult<Option<SecretInfo>> {
-        let row =
-            sqlx::query(&self.db.sql("SELECT name, set_at FROM _secrets WHERE name = ?")).bind(name).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&self.db.sql("SELECT name, set_at FROM _secrets WHERE name = ?"))
+            .bind(name)
+            .fetch_optional(self.db.reader())
+            .await?;
         Ok(row.map(|r| SecretInfo { name: r.get(0), set_at: r.get(1) }))
     }
 
@@ -59,7 +61,7 @@ impl TenantDb {
     pub async fn sealed_secret(&self, name: &str) -> StoreResult<Option<Sealed>> {
         let row = sqlx::query(&self.db.sql("SELECT key_id, sealed FROM _secrets WHERE name = ?"))
             .bind(name)
-            .fetch_optional(&self.db.read)
+            .fetch_optional(self.db.reader())
             .await?;
         Ok(row.map(|r| Sealed { key_id: r.get(0), bytes: r.get(1) }))
     }
@@ -68,7 +70,7 @@ impl TenantDb {
     pub async fn secrets_sealed_otherwise(&self, key_id: &str) -> StoreResult<Vec<(String, Sealed)>> {
         let rows = sqlx::query(&self.db.sql("SELECT name, key_id, sealed FROM _secrets WHERE key_id <> ? ORDER BY name"))
             .bind(key_id)
-            .fetch_all(&self.db.read)
+            .fetch_all(self.db.reader())
             .await?;
         Ok(rows.iter().map(|r| (r.get(0), Sealed { key_id: r.get(1), bytes: r.get(2) })).collect())
     }

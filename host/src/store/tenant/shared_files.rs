@@ -26,7 +26,7 @@ impl SharedArea {
 impl TenantDb {
     pub async fn shared_file(&self, area: SharedArea, path: &str) -> StoreResult<Option<Vec<u8>>> {
         let sql = self.db.sql("SELECT content FROM _shared_files WHERE area = ? AND path = ?");
-        let row = sqlx::query(&sql).bind(area.name()).bind(path).fetch_optional(&self.db.read).await?;
+        let row = sqlx::query(&sql).bind(area.name()).bind(path).fetch_optional(self.db.reader()).await?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -35,7 +35,8 @@ impl TenantDb {
     pub async fn shared_paths_with_stem(&self, area: SharedArea, stem: &str) -> StoreResult<Vec<String>> {
         let sql = self.db.sql("SELECT path FROM _shared_files WHERE area = ? AND path > ? AND path < ? ORDER BY path");
         // Every `stem.<extension>` sorts between `stem.` and `stem/` ('/' follows '.').
-        let rows = sqlx::query(&sql).bind(area.name()).bind(format!("{stem}.")).bind(format!("{stem}/")).fetch_all(&self.db.read).await?;
+        let rows =
+            sqlx::query(&sql).bind(area.name()).bind(format!("{stem}.")).bind(format!("{stem}/")).fetch_all(self.db.reader()).await?;
         let paths: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
         Ok(paths.into_iter().filter(|p| !p[stem.len() + 1..].contains(['/', '.'])).collect())
     }

@@ -64,10 +64,12 @@ for N in $SIZES; do
   RSS_BEFORE=$(rss_kib)
   # Every minute: the bench waits for the next minute's firing, then for the end of its sweep
   # (a firing of another size's run may still be the last one the schedule shows).
-  BEFORE=$(progress | cut -d' ' -f3)
   curl -s -o /dev/null -X DELETE -H "$AUTH" "$B/flows/sweep"
   curl -s -o /dev/null -X PUT -H "$AUTH" -H 'Content-Type: application/json' "$B/flows/sweep" \
     -d "{\"trigger\": {\"schedule\": \"* * * * *\", \"filter\": \"USER_ID>0\"}, \"nodes\": $NODES}"
+  # Read once the flow exists again: a flow created under a deleted one's name shows that one's
+  # last firing until its own first (the schedule's row outlives the flow).
+  BEFORE=$(progress | cut -d' ' -f3)
   echo "waiting for the next minute's firing" >&2
   until read -r swept _ at < <(progress); [ "$swept" != 0 ] && [ "$at" != "$BEFORE" ]; do sleep 0.2; done
   START=$(date +%s.%N); FROM=$(progress | cut -d' ' -f1)

@@ -67,3 +67,25 @@ async fn a_scheduled_flow_runs_for_every_recipient_of_its_target_group() {
     .await;
     assert_eq!(api.get("/flows/daily/runs?recipientId=1").await.json().as_array().map(Vec::len), Some(2));
 }
+
+// A schedule belongs to its flow: one deleted and created again under the same name starts from
+// its own next time, not from the deleted one's (which has passed, and would fire it at once).
+#[tokio::test]
+async fn a_flow_created_again_under_a_deleted_ones_name_waits_for_its_own_time() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.create_recipient(json!({"EMAIL": "adult@example.com", "AGE": 30})).await;
+    let flow = json!({"trigger": {"schedule": "0 9 * * *", "targetGroup": "ADULTS"}, "nodes": [{"set": {"OPTIN": true}}]});
+    api.put("/flows/morning", flow.clone()).await.expect(201);
+    flow_when(&api, "morning", "the scheduler's first look", |f| f["scheduled"]["nextAt"].is_string()).await;
+    api.delete("/flows/morning").await.expect(204);
+    // The deleted flow's next time passes.
+    s.clock.advance_secs(25 * 3600);
+    api.put("/flows/morning", flow).await.expect(201);
+    let seen = flow_when(&api, "morning", "the new flow's schedule", |f| f["scheduled"]["nextAt"].is_string()).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let later = api.get("/flows/morning").await.json();
+    assert!(later["scheduled"]["lastFiring"].is_null(), "fired before its own time: {later}");
+    assert_eq!(later["scheduled"]["nextAt"], seen["scheduled"]["nextAt"]);
+    assert_eq!(api.get("/flows/morning/runs?recipientId=1").await.json(), json!([]));
+}

@@ -106,18 +106,23 @@ async fn put(
     }
     let definition = serde_json::to_string(&Flow { name: String::new(), ..flow.clone() }).expect("a flow serialises");
     let (stored, created) = tenant.db.put_flow(&name, &definition).await?;
+    if created {
+        // A schedule row left by a deleted flow of this name would fire this one at once.
+        ctx.flows.control.forget_flow_schedule(tenant.customer_id(), &name).await?;
+    }
     let answer = flow_json(&InstanceFlow { flow, source: Source::Api, version: stored.version, updated_at: Some(stored.updated_at) });
     Ok((if created { StatusCode::CREATED } else { StatusCode::OK }, Json(answer)).into_response())
 }
 
 #[utoipa::path(delete, path = "/flows/{name}", tag = "Flows", summary = "Delete a flow",
     responses((status = 204, description = "Deleted."), (status = 409, description = "The operator's instance definition ships this flow.", body = s::Message)))]
-async fn remove(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<StatusCode> {
+async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<StatusCode> {
     let tenant = &caller.tenant;
     if tenant.model.def.flows.iter().any(|f| f.name == name) {
         return Err(operators(&name));
     }
     if tenant.db.delete_flow(&name).await? {
+        ctx.flows.control.forget_flow_schedule(tenant.customer_id(), &name).await?;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound)

@@ -43,6 +43,14 @@ impl ControlDb {
         Ok(())
     }
 
+    /// Forgets flow `flow`'s schedule and the progress of its last firing (the flow was deleted,
+    /// or created anew under a deleted one's name: its schedule starts from its own next time).
+    pub async fn forget_flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<()> {
+        let sql = self.db.sql("DELETE FROM flow_schedules WHERE customer_id = ? AND flow = ?");
+        sqlx::query(&sql).bind(customer_id).bind(flow).execute(&self.db.write).await?;
+        Ok(())
+    }
+
     /// Fires the schedule due at `due` (moving it on to `next_at`) unless another node did:
     /// true when this call fired it.
     pub async fn fire_flow_schedule(&self, customer_id: &str, flow: &str, due: i64, next_at: i64) -> StoreResult<bool> {

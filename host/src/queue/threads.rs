@@ -40,17 +40,16 @@ fn lower_priority(nice: u8) {
 mod tests {
     use super::*;
 
+    /// The priority of a task spawned on `runtime`.
+    fn priority_on(runtime: &tokio::runtime::Runtime) -> i32 {
+        runtime.block_on(async { tokio::spawn(async { rustix::process::getpriority_process(None).unwrap() }).await.unwrap() })
+    }
+
     #[test]
     fn queued_work_runs_below_the_apis_priority_and_the_api_keeps_its_own() {
         let own = rustix::process::getpriority_process(None).unwrap();
-        let runtime = background_runtime(1, 5).unwrap();
-        let theirs = runtime.block_on(async { tokio::spawn(async { rustix::process::getpriority_process(None).unwrap() }).await.unwrap() });
-        assert_eq!(theirs, (own + 5).min(19));
+        assert_eq!(priority_on(&background_runtime(1, 5).unwrap()), (own + 5).min(19));
         assert_eq!(rustix::process::getpriority_process(None).unwrap(), own, "the calling thread keeps its priority");
-        let same = background_runtime(1, 0).unwrap();
-        assert_eq!(
-            same.block_on(async { tokio::spawn(async { rustix::process::getpriority_process(None).unwrap() }).await.unwrap() }),
-            own
-        );
+        assert_eq!(priority_on(&background_runtime(1, 0).unwrap()), own);
     }
 }

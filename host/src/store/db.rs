@@ -30,9 +30,9 @@ pub use crate::rsql::Dialect;
 
 #[derive(Debug, Clone)]
 pub struct Db {
-    /// The readers of the calls being answered (use [`Db::reader`], which picks this one or
-    /// `background_read`).
-    pub read: AnyPool,
+    /// The readers of the calls being answered (reached through [`Db::reader`], which picks this
+    /// one or `background_read`).
+    read: AnyPool,
     /// The readers of queued work (on PostgreSQL the same pool as `read`).
     background_read: AnyPool,
     pub write: AnyPool,

@@ -272,7 +272,7 @@ mod tests {
     }
 
     async fn keys(db: &Db) -> Vec<i64> {
-        let rows = sqlx::query("SELECT k FROM t ORDER BY k").fetch_all(&db.read).await.unwrap();
+        let rows = sqlx::query("SELECT k FROM t ORDER BY k").fetch_all(db.reader()).await.unwrap();
         rows.iter().map(|r| r.get::<i64, _>(0)).collect()
     }
 

@@ -30,4 +30,7 @@ for i in range(int(seconds * rate)):
         sys.exit(f"GET {url}: {response.status}")
     latencies.append(time.perf_counter() - due)
 latencies.sort()
-print(f"{latencies[int(len(latencies) * 0.99) - 1] * 1000:.2f}")
+at = lambda q: latencies[int(len(latencies) * q) - 1] * 1000
+# The shape on stderr (a p99 alone does not tell a few stalls from a slower everything).
+print(f"paced {rate:.0f}/s: p50 {at(0.5):.2f} p90 {at(0.9):.2f} p99 {at(0.99):.2f} max {latencies[-1] * 1000:.2f} ms", file=sys.stderr)
+print(f"{at(0.99):.2f}")

@@ -19,7 +19,7 @@ use crate::tenants::Tenant;
 
 /// Recipients per batch, and how many of a batch run at once.
 const BATCH: i64 = 500;
-const AT_ONCE: usize = 32;
+const AT_ONCE: usize = 8;
 
 impl FlowEngine {
     pub(super) async fn sweep(&self, job: &ClaimedJob, sweep: SweepJob) -> JobOutcome {

@@ -1,6 +1,7 @@
 //! Recipients (Person Data), their events and their communication history.
 
 use chrono::NaiveDateTime;
+use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -192,7 +193,7 @@ impl TenantDb {
                 "no Recipient Id is free above the largest one ({}): give {} explicitly",
                 MAX_EXACT_NUMBER as i64, id_field.name
             ))),
-            Err(e) => Err(self.unique_conflict(turn, model, e, &values, None).await),
+            Err(e) => Err(unique_conflict(turn, e, &self.unique_probes(model, &values), None).await),
         }
     }
 
@@ -203,7 +204,7 @@ impl TenantDb {
         if values.is_empty() {
             return self.recipient_by_key(model, key).await?.ok_or_else(gone);
         }
-        self.update_where(model, "_id", |q| q.bind(key), &values, Some(key)).await?.ok_or_else(gone)
+        self.update_where(model, "_id", Which::Key(key), &values, Some(key)).await?.ok_or_else(gone)
     }
 
     /// Sets `values` (not empty, not the Recipient Id) on the recipient whose unique field
@@ -217,66 +218,82 @@ impl TenantDb {
     ) -> StoreResult<Option<Recipient>> {
         check_indexed(model, &values)?;
         let name = column(&model.def.person_data[field].name);
-        self.update_where(model, &name, |q| bind(q, value), &values, None).await
+        self.update_where(model, &name, Which::Value(value.clone()), &values, None).await
     }
 
-    /// `UPDATE ... WHERE {column} = ? RETURNING` the recipient, in a turn of the group commit.
+    /// `UPDATE ... WHERE {column} = ? RETURNING` the recipient, in a turn run by the group
+    /// commit's writer (the hot path of a step's writes: `store::group` says why).
     async fn update_where(
         &self,
         model: &Model,
         column_name: &str,
-        bind_where: impl for<'q> FnOnce(AnyQuery<'q>) -> AnyQuery<'q>,
+        which: Which,
         values: &[Assignment],
         own: Option<i64>,
     ) -> StoreResult<Option<Recipient>> {
         let sets: Vec<String> = values.iter().map(|(i, _)| format!("{} = ?", column(&model.def.person_data[*i].name))).collect();
         let sql =
             self.db.sql_string(format!("UPDATE recipients SET {} WHERE {column_name} = ? RETURNING {}", sets.join(", "), returning(model)));
-        let mut turn = self.db.group.single_write().await?;
-        let result = match bind_where(bind_assignments(sqlx::query(&sql), model, values)).fetch_optional(&mut *turn).await {
-            Ok(Some(row)) => decode_recipient(model, &row).map(Some).map_err(StoreError::from),
-            Ok(None) => Ok(None),
-            Err(e) => Err(self.unique_conflict(&mut turn, model, e, values, own).await),
-        };
-        turn.finish(result).await
+        let typed: Vec<(Value, FieldType)> = values.iter().map(|(i, v)| (v.clone(), model.def.person_data[*i].ty)).collect();
+        let probes = self.unique_probes(model, values);
+        let row = self
+            .db
+            .group
+            .write(true, move |turn: &mut Turn| -> BoxFuture<'_, StoreResult<Option<AnyRow>>> {
+                Box::pin(async move {
+                    let mut query = sqlx::query(&sql);
+                    for (v, ty) in &typed {
+                        query = bind_typed(query, v, *ty);
+                    }
+                    let query = match &which {
+                        Which::Key(key) => query.bind(*key),
+                        Which::Value(value) => bind(query, value),
+                    };
+                    match query.fetch_optional(&mut **turn).await {
+                        Ok(row) => Ok(row),
+                        Err(e) => Err(unique_conflict(turn, e, &probes, own).await),
+                    }
+                })
+            })
+            .await?;
+        Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
     pub async fn delete_recipient(&self, key: i64) -> StoreResult<bool> {
-        let mut turn = self.db.group.single_write().await?;
-        let done = sqlx::query(&self.db.sql("DELETE FROM recipients WHERE _id = ?")).bind(key).execute(&mut *turn).await;
-        turn.finish(done).await.map(|d| d.rows_affected() > 0)
+        let sql = self.db.sql("DELETE FROM recipients WHERE _id = ?").into_owned();
+        (self.db.group)
+            .write(true, move |turn: &mut Turn| -> BoxFuture<'_, StoreResult<bool>> {
+                Box::pin(async move { Ok(sqlx::query(&sql).bind(key).execute(&mut **turn).await?.rows_affected() > 0) })
+            })
+            .await
     }
 
-    /// Turns a unique violation into a conflict naming the field and value that are taken (read
-    /// in the turn: the recipient holding it may be in the same group, not yet committed).
-    async fn unique_conflict(&self, turn: &mut Turn, model: &Model, e: sqlx::Error, values: &[Assignment], own: Option<i64>) -> StoreError {
-        if !matches!(&e, sqlx::Error::Database(d) if d.is_unique_violation()) {
-            return e.into();
-        }
-        let mut message = "a unique Person Data value is already taken".to_string();
-        let readable = turn.undo().await.is_ok();
-        for (i, v) in values.iter().filter(|(i, v)| readable && model.def.person_data[*i].unique && !v.is_null()) {
-            let name = &model.def.person_data[*i].name;
-            let sql = self.db.sql_string(format!("SELECT _id FROM recipients WHERE {} = ? LIMIT 1", column(name)));
-            if let Ok(Some(row)) = bind(sqlx::query(&sql), v).fetch_optional(&mut **turn).await {
-                if Some(row.get::<i64, _>(0)) != own {
-                    message = format!("a recipient with {name} '{}' already exists", v.to_text(&model.formats));
-                    break;
+    /// The unique fields `values` set, each with how to find the recipient holding its value.
+    fn unique_probes(&self, model: &Model, values: &[Assignment]) -> Vec<UniqueProbe> {
+        let unique = values.iter().filter(|(i, v)| model.def.person_data[*i].unique && !v.is_null());
+        unique
+            .map(|(i, v)| {
+                let name = &model.def.person_data[*i].name;
+                UniqueProbe {
+                    holder: self.db.sql_string(format!("SELECT _id FROM recipients WHERE {} = ? LIMIT 1", column(name))),
+                    value: v.clone(),
+                    taken: format!("a recipient with {name} '{}' already exists", v.to_text(&model.formats)),
                 }
-            }
-        }
-        StoreError::Conflict(message)
+            })
+            .collect()
     }
 
     pub async fn achieve_event(&self, key: i64, event: &str, at: NaiveDateTime) -> StoreResult<()> {
-        let mut turn = self.db.group.single_write().await?;
-        let done = sqlx::query(&self.db.sql("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)"))
-            .bind(key)
-            .bind(event)
-            .bind(at.format("%Y-%m-%dT%H:%M:%S%.3f").to_string())
-            .execute(&mut *turn)
-            .await;
-        turn.finish(done).await.map(|_| ())
+        let sql = self.db.sql("INSERT INTO _events (_recipient, event, achieved_at) VALUES (?, ?, ?)").into_owned();
+        let (event, at) = (event.to_string(), at.format("%Y-%m-%dT%H:%M:%S%.3f").to_string());
+        (self.db.group)
+            .write(true, move |turn: &mut Turn| -> BoxFuture<'_, StoreResult<()>> {
+                Box::pin(async move {
+                    sqlx::query(&sql).bind(key).bind(event).bind(at).execute(&mut **turn).await?;
+                    Ok(())
+                })
+            })
+            .await
     }
 
     pub async fn events(&self, key: i64) -> StoreResult<Vec<EventRecord>> {
@@ -293,6 +310,37 @@ impl TenantDb {
             })
             .collect()
     }
+}
+
+/// The recipient an update is for: its key, or the value of the unique field the update names.
+enum Which {
+    Key(i64),
+    Value(Value),
+}
+
+/// A unique value a write sets: the query of the recipient holding it, and the conflict's message.
+struct UniqueProbe {
+    holder: String,
+    value: Value,
+    taken: String,
+}
+
+/// Turns a unique violation into a conflict naming the field and value that are taken (read
+/// in the turn: the recipient holding it may be in the same group, not yet committed).
+async fn unique_conflict(turn: &mut Turn, e: sqlx::Error, probes: &[UniqueProbe], own: Option<i64>) -> StoreError {
+    if !matches!(&e, sqlx::Error::Database(d) if d.is_unique_violation()) {
+        return e.into();
+    }
+    if turn.undo().await.is_ok() {
+        for probe in probes {
+            if let Ok(Some(row)) = bind(sqlx::query(&probe.holder), &probe.value).fetch_optional(&mut **turn).await {
+                if Some(row.get::<i64, _>(0)) != own {
+                    return StoreError::Conflict(probe.taken.clone());
+                }
+            }
+        }
+    }
+    StoreError::Conflict("a unique Person Data value is already taken".into())
 }
 
 /// Every Person Data field but a BOOLEAN is indexed (range filters, unique values): its text

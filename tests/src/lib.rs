@@ -188,6 +188,44 @@ impl TestServer {
         fetch_token(&self.client, &self.base, client_id, secret).await
     }
 
+    /// Runs the `herald` binary (the operator's commands) on this server's store without blocking
+    /// the runtime the server runs on; its standard output, once it succeeded.
+    pub async fn herald(&self, args: &[&str]) -> String {
+        let mut command = tokio::process::Command::new(process::herald_binary());
+        command.env_remove("HERALD_DATABASE_URL").env("HERALD_DATA_DIR", &self.data_dir);
+        if let Some(url) = self.database_url() {
+            command.env("HERALD_DATABASE_URL", url);
+        }
+        let out = command.args(args).output().await.expect("herald runs");
+        assert!(out.status.success(), "herald {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `herald instance apply` of the instance definition `toml`.
+    pub async fn apply_definition(&self, toml: &str) {
+        let file = self.data_dir.join("applied.toml");
+        std::fs::write(&file, toml).unwrap();
+        self.herald(&["instance", "apply", file.to_str().unwrap()]).await;
+    }
+
+    /// A new Public Api credential of instance `customer_id` (`herald credentials create`), and a
+    /// client with it once the server has loaded the instance (within its refresh interval).
+    pub async fn new_client(&self, customer_id: &str) -> Api {
+        let created = self.herald(&["credentials", "create", "--instance", customer_id, "--scope", "public"]).await;
+        let field = |name: &str| created.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).unwrap().to_string();
+        let (id, secret) = (field("client_id"), field("client_secret"));
+        let started = std::time::Instant::now();
+        loop {
+            let form = [("grant_type", "client_credentials"), ("client_id", id.as_str()), ("client_secret", secret.as_str())];
+            let r = self.client.post(format!("{}/oauth2/token", self.base)).form(&form).send().await.unwrap();
+            if r.status() == 200 {
+                return self.api(&id, &secret).await;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded {customer_id}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// A client of the `demo` instance with its Public Api credential.
     pub async fn demo(&self) -> Api {
         self.api("demo-public-key", "demo-public-secret").await

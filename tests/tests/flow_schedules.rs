@@ -25,8 +25,8 @@ async fn a_scheduled_flow_runs_for_every_recipient_of_its_target_group() {
     let api = s.demo().await;
     api.upload_extension("adult.wasm", env!("GUEST_CONDITION_ADULT"), "condition").await;
     api.upload_extension("tagger.wasm", env!("GUEST_STEP_TAGGER"), "step").await;
-    // More adults than one batch holds (200), and some who are not in the target group.
-    for i in 0..230 {
+    // More adults than one batch of a sweep holds (500), and some who are not in the target group.
+    for i in 0..530 {
         api.create_recipient(json!({"EMAIL": format!("adult{i}@example.com"), "AGE": 20 + i % 50})).await;
     }
     let mut minors = Vec::new();
@@ -43,10 +43,10 @@ async fn a_scheduled_flow_runs_for_every_recipient_of_its_target_group() {
     // A day later, 09:00 UTC has passed once.
     s.clock.advance_secs(25 * 3600);
     let fired = flow_when(&api, "daily", "the end of the sweep", |f| f["scheduled"]["lastFiring"]["done"] == true).await;
-    assert_eq!(fired["scheduled"]["lastFiring"]["recipients"], 230, "{fired}");
+    assert_eq!(fired["scheduled"]["lastFiring"]["recipients"], 530, "{fired}");
 
     let tagged = api.get("/recipients?filter=COUNTRY==\"FR\"").await.json();
-    assert_eq!(tagged.as_array().map(Vec::len), Some(230));
+    assert_eq!(tagged.as_array().map(Vec::len), Some(530));
     for minor in minors {
         assert!(api.get(&format!("/recipients/{minor}")).await.json()["personData"]["COUNTRY"].is_null());
         assert_eq!(api.get(&format!("/flows/daily/runs?recipientId={minor}")).await.json(), json!([]));
@@ -88,4 +88,63 @@ async fn a_flow_created_again_under_a_deleted_ones_name_waits_for_its_own_time()
     assert!(later["scheduled"]["lastFiring"].is_null(), "fired before its own time: {later}");
     assert_eq!(later["scheduled"]["nextAt"], seen["scheduled"]["nextAt"]);
     assert_eq!(api.get("/flows/morning/runs?recipientId=1").await.json(), json!([]));
+}
+
+/// An instance whose definition ships a daily flow (with `flow`) or not.
+fn definition(flow: bool) -> String {
+    let mut toml = String::from(
+        r#"
+[[instance]]
+customer_id = "mornings"
+environment = "production"
+licensed_uar = 1000
+
+[model]
+recipient_id = "USER_ID"
+person_data = [{ name = "USER_ID", type = "NUMBER", unique = true }, { name = "OPTIN", type = "BOOLEAN" }]
+"#,
+    );
+    if flow {
+        toml.push_str(
+            r#"
+[[model.flows]]
+name = "MORNING"
+trigger = { schedule = "0 9 * * *", filter = "USER_ID>0" }
+nodes = [{ set = { OPTIN = true } }]
+"#,
+        );
+    }
+    toml
+}
+
+// The same for a flow of the instance definition: one that `herald instance apply` drops, then
+// defines again after its old next time has passed, starts from its own next time.
+#[tokio::test]
+async fn a_flow_dropped_from_the_definition_and_defined_again_waits_for_its_own_time() {
+    let s = TestServer::start().await;
+    s.apply_definition(&definition(true)).await;
+    let api = s.new_client("mornings").await;
+    api.create_recipient(json!({"USER_ID": 1})).await;
+    flow_when(&api, "MORNING", "the scheduler's first look", |f| f["scheduled"]["nextAt"].is_string()).await;
+    s.apply_definition(&definition(false)).await;
+    let started = Instant::now();
+    while api.get("/flows/MORNING").await.status != 404 {
+        assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded the definition without the flow");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A few of the scheduler's looks without the flow (each forgets what it does not see).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    s.clock.advance_secs(25 * 3600);
+    s.apply_definition(&definition(true)).await;
+    let started = Instant::now();
+    while api.get("/flows/MORNING").await.status != 200 {
+        assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded the definition with the flow again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let seen = flow_when(&api, "MORNING", "the flow's new schedule", |f| f["scheduled"]["nextAt"].is_string()).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let later = api.get("/flows/MORNING").await.json();
+    assert!(later["scheduled"]["lastFiring"].is_null(), "fired before its own time: {later}");
+    assert_eq!(later["scheduled"]["nextAt"], seen["scheduled"]["nextAt"]);
+    assert_eq!(api.get("/flows/MORNING/runs?recipientId=1").await.json(), json!([]));
 }

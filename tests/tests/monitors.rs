@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use herald_tests::process::herald_binary;
 use herald_tests::recorder::Recorder;
 use herald_tests::{json, Api, Settings, TestServer};
 use serde_json::Value;
@@ -29,42 +28,10 @@ type = "STRING"
 name = "INTEGRATION_DOWN"
 "#;
 
-/// Runs the `herald` binary without blocking this runtime, where the server runs.
-async fn herald(s: &TestServer, args: &[&str]) -> String {
-    let mut command = tokio::process::Command::new(herald_binary());
-    command.env_remove("HERALD_DATABASE_URL").env("HERALD_DATA_DIR", &s.data_dir);
-    if let Some(url) = s.database_url() {
-        command.env("HERALD_DATABASE_URL", url);
-    }
-    let out = command.args(args).output().await.expect("herald runs");
-    assert!(out.status.success(), "herald {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// The `ops` instance created through the operator's commands, and a client of it.
 async fn ops(s: &TestServer) -> Api {
-    let file = s.data_dir.join("ops.toml");
-    std::fs::write(&file, OPS).unwrap();
-    herald(s, &["instance", "apply", file.to_str().unwrap()]).await;
-    let created = herald(s, &["credentials", "create", "--instance", "ops", "--scope", "public"]).await;
-    let field = |name: &str| created.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).unwrap().to_string();
-    let (id, secret) = (field("client_id"), field("client_secret"));
-    let started = Instant::now();
-    // The server loads the new instance within its refresh interval.
-    loop {
-        let r = s
-            .client
-            .post(format!("{}/oauth2/token", s.base))
-            .form(&[("grant_type", "client_credentials"), ("client_id", &id), ("client_secret", &secret)])
-            .send()
-            .await
-            .unwrap();
-        if r.status() == 200 {
-            return s.api(&id, &secret).await;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded ops");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    s.apply_definition(OPS).await;
+    s.new_client("ops").await
 }
 
 async fn monitors(api: &Api) -> Value {

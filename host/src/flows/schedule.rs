@@ -34,10 +34,16 @@ pub fn spawn(engine: Arc<FlowEngine>, every: Duration) -> JoinHandle<()> {
                         continue;
                     }
                 };
-                for flow in flows.iter().filter(|f| f.flow.trigger.schedule.is_some()) {
+                let scheduled: Vec<&InstanceFlow> = flows.iter().filter(|f| f.flow.trigger.schedule.is_some()).collect();
+                for flow in &scheduled {
                     if let Err(e) = engine.tick(&tenant, flow).await {
                         tracing::warn!(instance = %customer_id, flow = %flow.flow.name, error = %e, "a scheduled flow could not be fired");
                     }
+                }
+                // The schedules of flows gone from the instance (or no longer scheduled) go too.
+                let names: Vec<&str> = scheduled.iter().map(|f| f.flow.name.as_str()).collect();
+                if let Err(e) = engine.control.forget_flow_schedules_but(&customer_id, &names).await {
+                    tracing::warn!(instance = %customer_id, error = %e, "the schedules of removed flows could not be forgotten");
                 }
             }
         }

@@ -51,6 +51,23 @@ impl ControlDb {
         Ok(())
     }
 
+    /// Forgets the schedules of instance `customer_id`'s flows that are not in `scheduled` (its
+    /// flows with a schedule now): a flow dropped from the instance definition by `herald
+    /// instance apply`, or no longer scheduled. Its row would otherwise fire a flow of that name
+    /// defined again later at once, its next time having passed. Reads first, so that an instance
+    /// with nothing to forget costs no write.
+    pub async fn forget_flow_schedules_but(&self, customer_id: &str, scheduled: &[&str]) -> StoreResult<()> {
+        let sql = self.db.sql("SELECT flow FROM flow_schedules WHERE customer_id = ?");
+        let rows = sqlx::query(&sql).bind(customer_id).fetch_all(self.db.reader()).await?;
+        for row in rows {
+            let flow: String = row.get(0);
+            if !scheduled.contains(&flow.as_str()) {
+                self.forget_flow_schedule(customer_id, &flow).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Fires the schedule due at `due` (moving it on to `next_at`) unless another node did:
     /// true when this call fired it.
     pub async fn fire_flow_schedule(&self, customer_id: &str, flow: &str, due: i64, next_at: i64) -> StoreResult<bool> {

@@ -3,15 +3,18 @@
 
 use std::time::{Duration, Instant};
 
-use herald_tests::{json, Api, TestServer};
+use futures_util::FutureExt;
+use herald_tests::reqwest::Method;
+use herald_tests::{json, until_not, Api, TestServer};
 use serde_json::Value;
 
-/// `GET /flows/{name}` once `ready` holds for it.
+/// `GET /flows/{name}` once the flow exists and `ready` holds for it.
 async fn flow_when(api: &Api, name: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
     let started = Instant::now();
     loop {
-        let flow = api.get(&format!("/flows/{name}")).await.json();
-        if ready(&flow) {
+        let answer = api.get(&format!("/flows/{name}")).await;
+        let flow = if answer.status == 200 { answer.json() } else { json!({"status": answer.status.as_u16()}) };
+        if answer.status == 200 && ready(&flow) {
             return flow;
         }
         assert!(started.elapsed() < Duration::from_secs(30), "{what} never came: {flow}");
@@ -127,20 +130,12 @@ async fn a_flow_dropped_from_the_definition_and_defined_again_waits_for_its_own_
     api.create_recipient(json!({"USER_ID": 1})).await;
     flow_when(&api, "MORNING", "the scheduler's first look", |f| f["scheduled"]["nextAt"].is_string()).await;
     s.apply_definition(&definition(false)).await;
-    let started = Instant::now();
-    while api.get("/flows/MORNING").await.status != 404 {
-        assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded the definition without the flow");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let gone = until_not(200, Duration::from_secs(10), || api.request(Method::GET, "/flows/MORNING").send().map(Result::unwrap)).await;
+    assert_eq!(gone.status(), 404, "the server loads the definition without the flow");
     // A few of the scheduler's looks without the flow (each forgets what it does not see).
     tokio::time::sleep(Duration::from_secs(2)).await;
     s.clock.advance_secs(25 * 3600);
     s.apply_definition(&definition(true)).await;
-    let started = Instant::now();
-    while api.get("/flows/MORNING").await.status != 200 {
-        assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded the definition with the flow again");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let seen = flow_when(&api, "MORNING", "the flow's new schedule", |f| f["scheduled"]["nextAt"].is_string()).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let later = api.get("/flows/MORNING").await.json();

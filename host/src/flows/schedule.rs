@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use super::engine::{FlowEngine, FlowJob, SweepJob};
 use super::InstanceFlow;
 use crate::queue::Enqueued;
+use crate::store::schedules::FlowSchedule;
 use crate::tenants::Tenant;
 
 /// A sweep that finished a batch this recently is taken to be going on (a batch takes seconds;
@@ -34,16 +35,26 @@ pub fn spawn(engine: Arc<FlowEngine>, every: Duration) -> JoinHandle<()> {
                         continue;
                     }
                 };
-                let scheduled: Vec<&InstanceFlow> = flows.iter().filter(|f| f.flow.trigger.schedule.is_some()).collect();
-                for flow in &scheduled {
-                    if let Err(e) = engine.tick(&tenant, flow).await {
+                let mut stored = match engine.control.flow_schedules(&customer_id).await {
+                    Ok(stored) => stored,
+                    Err(e) => {
+                        tracing::warn!(instance = %customer_id, error = %e, "flow schedules could not be read");
+                        continue;
+                    }
+                };
+                for flow in flows.iter().filter(|f| f.flow.trigger.schedule.is_some()) {
+                    if let Err(e) = engine.tick(&tenant, flow, stored.remove(&flow.flow.name)).await {
                         tracing::warn!(instance = %customer_id, flow = %flow.flow.name, error = %e, "a scheduled flow could not be fired");
                     }
                 }
-                // The schedules of flows gone from the instance (or no longer scheduled) go too.
-                let names: Vec<&str> = scheduled.iter().map(|f| f.flow.name.as_str()).collect();
-                if let Err(e) = engine.control.forget_flow_schedules_but(&customer_id, &names).await {
-                    tracing::warn!(instance = %customer_id, error = %e, "the schedules of removed flows could not be forgotten");
+                // What is left belongs to flows gone from the instance (a flow that `herald
+                // instance apply` dropped) or no longer scheduled: forgotten, so that a flow of
+                // that name defined again later starts from its own next time (the old one's has
+                // passed, and would fire it at once).
+                for gone in stored.keys() {
+                    if let Err(e) = engine.control.forget_flow_schedule(&customer_id, gone).await {
+                        tracing::warn!(instance = %customer_id, flow = %gone, error = %e, "a removed flow's schedule could not be forgotten");
+                    }
                 }
             }
         }
@@ -57,14 +68,15 @@ pub fn next_after(cron: &croner::Cron, millis: i64) -> Option<i64> {
 }
 
 impl FlowEngine {
-    async fn tick(&self, tenant: &Tenant, flow: &InstanceFlow) -> anyhow::Result<()> {
+    /// Fires `flow` when it is due; `stored` is its schedule as stored (`None`: never seen).
+    async fn tick(&self, tenant: &Tenant, flow: &InstanceFlow, stored: Option<FlowSchedule>) -> anyhow::Result<()> {
         let Some(text) = &flow.flow.trigger.schedule else { return Ok(()) };
         // Checked when the flow was saved.
         let cron: croner::Cron = text.parse()?;
         let (customer, name) = (tenant.customer_id(), flow.flow.name.as_str());
         let now = self.clock.now_millis();
         let Some(next) = next_after(&cron, now) else { return Ok(()) };
-        match self.control.flow_schedule(customer, name).await? {
+        match stored {
             // The last firing's sweep is still going (it finished a batch lately): this firing
             // is skipped, so sweeps of one flow never overlap.
             Some(s)

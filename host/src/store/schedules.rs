@@ -2,6 +2,9 @@
 //! its latest firing's sweep has gone. Every node's scheduler looks; the node whose update moves
 //! `next_at` on is the one that fires (a compare-and-set), so a firing happens once.
 
+use std::collections::HashMap;
+
+use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::{ControlDb, StoreResult};
@@ -17,20 +20,31 @@ pub struct FlowSchedule {
     pub swept_at: Option<i64>,
 }
 
+const SCHEDULE_COLUMNS: &str = "schedule, next_at, fired_at, swept, sweep_done, swept_at";
+
+fn decode(r: &AnyRow, at: usize) -> FlowSchedule {
+    FlowSchedule {
+        schedule: r.get(at),
+        next_at: r.get(at + 1),
+        fired_at: r.get(at + 2),
+        swept: r.get(at + 3),
+        sweep_done: r.get::<i64, _>(at + 4) != 0,
+        swept_at: r.get(at + 5),
+    }
+}
+
 impl ControlDb {
     pub async fn flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<Option<FlowSchedule>> {
-        let sql = self
-            .db
-            .sql("SELECT schedule, next_at, fired_at, swept, sweep_done, swept_at FROM flow_schedules WHERE customer_id = ? AND flow = ?");
+        let sql = self.db.sql_string(format!("SELECT {SCHEDULE_COLUMNS} FROM flow_schedules WHERE customer_id = ? AND flow = ?"));
         let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(self.db.reader()).await?;
-        Ok(row.map(|r| FlowSchedule {
-            schedule: r.get(0),
-            next_at: r.get(1),
-            fired_at: r.get(2),
-            swept: r.get(3),
-            sweep_done: r.get::<i64, _>(4) != 0,
-            swept_at: r.get(5),
-        }))
+        Ok(row.map(|r| decode(&r, 0)))
+    }
+
+    /// Every schedule of instance `customer_id`, by flow name (the scheduler's look at it).
+    pub async fn flow_schedules(&self, customer_id: &str) -> StoreResult<HashMap<String, FlowSchedule>> {
+        let sql = self.db.sql_string(format!("SELECT flow, {SCHEDULE_COLUMNS} FROM flow_schedules WHERE customer_id = ?"));
+        let rows = sqlx::query(&sql).bind(customer_id).fetch_all(self.db.reader()).await?;
+        Ok(rows.iter().map(|r| (r.get(0), decode(r, 1))).collect())
     }
 
     /// Sets when flow `flow` fires next, for cron `schedule` (a new or changed schedule).
@@ -48,23 +62,6 @@ impl ControlDb {
     pub async fn forget_flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<()> {
         let sql = self.db.sql("DELETE FROM flow_schedules WHERE customer_id = ? AND flow = ?");
         sqlx::query(&sql).bind(customer_id).bind(flow).execute(&self.db.write).await?;
-        Ok(())
-    }
-
-    /// Forgets the schedules of instance `customer_id`'s flows that are not in `scheduled` (its
-    /// flows with a schedule now): a flow dropped from the instance definition by `herald
-    /// instance apply`, or no longer scheduled. Its row would otherwise fire a flow of that name
-    /// defined again later at once, its next time having passed. Reads first, so that an instance
-    /// with nothing to forget costs no write.
-    pub async fn forget_flow_schedules_but(&self, customer_id: &str, scheduled: &[&str]) -> StoreResult<()> {
-        let sql = self.db.sql("SELECT flow FROM flow_schedules WHERE customer_id = ?");
-        let rows = sqlx::query(&sql).bind(customer_id).fetch_all(self.db.reader()).await?;
-        for row in rows {
-            let flow: String = row.get(0);
-            if !scheduled.contains(&flow.as_str()) {
-                self.forget_flow_schedule(customer_id, &flow).await?;
-            }
-        }
         Ok(())
     }
 

@@ -1,9 +1,18 @@
 """The latency a client sees at a steady, modest rate (not the server's capacity): GET `url` with
 a bearer token RATE times a second on one keep-alive connection for SECONDS, each request sent
 at its scheduled time (a late answer delays the next, which is then counted from its schedule,
-so a stall is not hidden), and prints the p99 in milliseconds.
+so a stall is not hidden), and prints two p99s in milliseconds: `from due`, then `server`.
 
     python3 bench/paced_latency.py URL TOKEN [SECONDS] [RATE]
+
+On stderr, the shape of three measures (p50, p90, p99, max):
+- `from due`: from each request's scheduled time to its answer; the p99 printed on stdout.
+- `server`: the same, except that a request the client itself sent late (it woke after its time
+  while nothing held it back: the previous answer had come) is counted from its sending. On a
+  machine whose cores the server and the client share, a busy server also delays the client's
+  own wake-up, which `from due` counts as the server's; a client on another machine would not.
+  A stall still counts whole: a request held back by a late answer is counted from its time.
+- `client late`: how late the client sent the requests it sent on its own schedule.
 """
 import http.client
 import sys
@@ -16,21 +25,38 @@ rate = float(sys.argv[4]) if len(sys.argv) > 4 else 200
 parts = urlsplit(url)
 conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
 headers = {"Authorization": f"Bearer {token}"}
-latencies = []
+from_due, server, client_late = [], [], []
 start = time.perf_counter()
+answered = start
 for i in range(int(seconds * rate)):
     due = start + i / rate
     pause = due - time.perf_counter()
     if pause > 0:
         time.sleep(pause)
+    sent = time.perf_counter()
     conn.request("GET", parts.path, headers=headers)
     response = conn.getresponse()
     response.read()
     if response.status != 200:
         sys.exit(f"GET {url}: {response.status}")
-    latencies.append(time.perf_counter() - due)
-latencies.sort()
-at = lambda q: latencies[int(len(latencies) * q) - 1] * 1000
+    end = time.perf_counter()
+    from_due.append(end - due)
+    held_back = answered > due  # the previous answer came after this request's time
+    server.append(end - (due if held_back else sent))
+    if not held_back:
+        client_late.append(sent - due)
+    answered = end
+
+
+def shape(values):
+    values = sorted(values)
+    at = lambda q: values[max(int(len(values) * q) - 1, 0)] * 1000
+    return f"p50 {at(0.5):.2f} p90 {at(0.9):.2f} p99 {at(0.99):.2f} max {values[-1] * 1000:.2f} ms"
+
+
 # The shape on stderr (a p99 alone does not tell a few stalls from a slower everything).
-print(f"paced {rate:.0f}/s: p50 {at(0.5):.2f} p90 {at(0.9):.2f} p99 {at(0.99):.2f} max {latencies[-1] * 1000:.2f} ms", file=sys.stderr)
-print(f"{at(0.99):.2f}")
+print(f"paced {rate:.0f}/s from due: {shape(from_due)}", file=sys.stderr)
+print(f"paced {rate:.0f}/s server:   {shape(server)}", file=sys.stderr)
+print(f"paced {rate:.0f}/s client late: {shape(client_late or [0.0])}", file=sys.stderr)
+p99 = lambda values: sorted(values)[int(len(values) * 0.99) - 1] * 1000
+print(f"{p99(from_due):.2f} {p99(server):.2f}")

@@ -299,6 +299,8 @@ pub struct FlowFiring {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FlowRun {
+    /// 32 lowercase hex digits: the start's time in milliseconds (12), then 80 random bits. Runs
+    /// started later have ids that sort after.
     pub id: String,
     pub flow: String,
     /// The version of the flow the run follows.

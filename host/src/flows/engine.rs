@@ -170,11 +170,8 @@ fn new_run_id(now_millis: i64) -> String {
     use rand::RngCore;
     let mut random = [0u8; 10];
     rand::thread_rng().fill_bytes(&mut random);
-    let mut id = format!("{:012x}", now_millis.clamp(0, 0xffff_ffff_ffff));
-    for b in random {
-        id.push_str(&format!("{b:02x}"));
-    }
-    id
+    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{:012x}{random}", now_millis.clamp(0, 0xffff_ffff_ffff))
 }
 
 impl Triggers for FlowEngine {

@@ -216,10 +216,9 @@ impl TestServer {
         let (id, secret) = (field("client_id"), field("client_secret"));
         let started = std::time::Instant::now();
         loop {
-            let form = [("grant_type", "client_credentials"), ("client_id", id.as_str()), ("client_secret", secret.as_str())];
-            let r = self.client.post(format!("{}/oauth2/token", self.base)).form(&form).send().await.unwrap();
-            if r.status() == 200 {
-                return self.api(&id, &secret).await;
+            let r = token_response(&self.client, &self.base, &id, &secret).await;
+            if r.status() == StatusCode::OK {
+                return self.bearer(access_token(r).await);
             }
             assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded {customer_id}");
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -237,19 +236,34 @@ impl TestServer {
     }
 
     pub async fn api(&self, client_id: &str, secret: &str) -> Api {
-        Api { base: self.base.clone(), auth: format!("Bearer {}", self.token(client_id, secret).await), client: self.client.clone() }
+        self.bearer(self.token(client_id, secret).await)
+    }
+
+    /// A client of this server that sends `token`.
+    fn bearer(&self, token: String) -> Api {
+        Api { base: self.base.clone(), auth: format!("Bearer {token}"), client: self.client.clone() }
     }
 }
 
 /// A token for a client id and secret; panics unless the token endpoint says 200.
 async fn fetch_token(client: &reqwest::Client, base: &str, client_id: &str, secret: &str) -> String {
-    let r = client
+    let r = token_response(client, base, client_id, secret).await;
+    assert_eq!(r.status(), StatusCode::OK, "token for {client_id}");
+    access_token(r).await
+}
+
+/// The token endpoint's answer to a client-credentials grant.
+async fn token_response(client: &reqwest::Client, base: &str, client_id: &str, secret: &str) -> reqwest::Response {
+    client
         .post(format!("{base}/oauth2/token"))
         .form(&[("grant_type", "client_credentials"), ("client_id", client_id), ("client_secret", secret)])
         .send()
         .await
-        .expect("token request");
-    assert_eq!(r.status(), StatusCode::OK, "token for {client_id}");
+        .expect("token request")
+}
+
+/// The `access_token` of a token endpoint's 200.
+async fn access_token(r: reqwest::Response) -> String {
     let body: Value = r.json().await.expect("token json");
     body["access_token"].as_str().expect("access_token").to_string()
 }

@@ -13,8 +13,16 @@ On stderr, the shape of three measures (p50, p90, p99, max):
   own wake-up, which `from due` counts as the server's; a client on another machine would not.
   A stall still counts whole: a request held back by a late answer is counted from its time.
 - `client late`: how late the client sent the requests it sent on its own schedule.
+
+The client runs at real-time priority (SCHED_FIFO, the lowest level) where it may (root, or
+CAP_SYS_NICE), standing in for a client on a machine of its own: on a machine whose two cores the
+server's sweep keeps busy, an ordinary process also waits for a core when its answer arrives, and
+that wait, which no count above can take out, was most of the tail measured during a sweep
+(BENCHMARKS.md). It uses about 2 % of a core. `PACED_PRIORITY=normal` keeps the ordinary priority
+(to compare); stderr says which priority it ran at.
 """
 import http.client
+import os
 import sys
 import time
 from urllib.parse import urlsplit
@@ -22,6 +30,13 @@ from urllib.parse import urlsplit
 url, token = sys.argv[1], sys.argv[2]
 seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 10
 rate = float(sys.argv[4]) if len(sys.argv) > 4 else 200
+priority = "normal"
+if os.environ.get("PACED_PRIORITY") != "normal":
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(os.sched_get_priority_min(os.SCHED_FIFO)))
+        priority = "real-time (SCHED_FIFO)"
+    except PermissionError:
+        print("paced: real-time priority not allowed here; the client's own waits for a core count as the server's", file=sys.stderr)
 parts = urlsplit(url)
 conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
 headers = {"Authorization": f"Bearer {token}"}
@@ -55,6 +70,7 @@ def shape(values):
 
 
 # The shape on stderr (a p99 alone does not tell a few stalls from a slower everything).
+print(f"paced {rate:.0f}/s, client at {priority} priority", file=sys.stderr)
 print(f"paced {rate:.0f}/s from due: {shape(from_due)}", file=sys.stderr)
 print(f"paced {rate:.0f}/s server:   {shape(server)}", file=sys.stderr)
 print(f"paced {rate:.0f}/s client late: {shape(client_late or [0.0])}", file=sys.stderr)

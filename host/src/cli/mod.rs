@@ -309,6 +309,12 @@ pub struct ServeArgs {
     /// being answered gets it first; 0 runs them at the API's priority.
     #[arg(long, env = "HERALD_BACKGROUND_NICE", default_value_t = 10, value_parser = clap::value_parser!(u8).range(0..=19))]
     pub background_nice: u8,
+    /// Where the threads of queued work run: `shared` (the default) on any core; `own` on cores
+    /// of their own (the last half of those the process may use, always leaving one or more to
+    /// the API), so that a call being answered never wakes behind a sweep's thread. On two cores
+    /// `own` halved a sweep's rate and took a little off the API's tail (BENCHMARKS.md).
+    #[arg(long, env = "HERALD_BACKGROUND_CORES", value_enum, default_value = "shared")]
+    pub background_cores: BackgroundCores,
     /// Seconds a status call answers 202 before it reports an unfinished execution (400).
     #[arg(long, env = "HERALD_ASYNC_REPORT_AFTER", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub async_report_after: u64,
@@ -322,6 +328,13 @@ pub struct ServeArgs {
     /// by the other nodes sharing its PostgreSQL database.
     #[arg(long, env = "HERALD_NODE_TIMEOUT", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub node_timeout: u64,
+}
+
+/// Where the threads of queued work run (`--background-cores`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackgroundCores {
+    Own,
+    Shared,
 }
 
 #[derive(Debug, Subcommand)]

@@ -50,6 +50,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 queue: crate::queue::QueueSettings {
                     workers: args.async_workers as usize,
                     nice: args.background_nice,
+                    own_cores: args.background_cores == crate::cli::BackgroundCores::Own,
                     report_after: Duration::from_secs(args.async_report_after),
                     execution_limit: Duration::from_secs(args.async_execution_limit),
                     retention: Duration::from_secs(args.async_retention),

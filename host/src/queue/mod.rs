@@ -45,6 +45,9 @@ pub struct QueueSettings {
     pub threads: usize,
     /// How many steps below the API's scheduling priority those threads run (0: the same).
     pub nice: u8,
+    /// Whether those threads keep to cores of their own, leaving the others to the API
+    /// (`threads.rs`).
+    pub own_cores: bool,
     /// How long a status call answers 202 before it reports the execution as overdue (400).
     pub report_after: Duration,
     /// The longest an execution may run before it is ended.
@@ -66,6 +69,7 @@ impl Default for QueueSettings {
             workers: 16,
             threads: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             nice: 10,
+            own_cores: false,
             report_after: Duration::from_secs(60),
             execution_limit: Duration::from_secs(300),
             retention: Duration::from_secs(24 * 3600),
@@ -170,7 +174,7 @@ impl Queue {
             execution_limit: settings.execution_limit,
             flows: workers.flows,
         };
-        let threads = threads::background_runtime(settings.threads, settings.nice)?;
+        let threads = threads::background_runtime(settings.threads, settings.nice, settings.own_cores)?;
         let dispatcher_wake = wake.clone();
         let dispatcher = dispatch::Dispatcher {
             runtime: dispatch::ExecutionRuntime::new(threads),

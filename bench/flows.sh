@@ -55,12 +55,10 @@ paced() { # url: the p99s of GET url at 200 a second, one connection, for DURATI
 mkfifo "$DIR/pause"
 exec {PAUSE_FD}<>"$DIR/pause"  # nobody writes to it: a read waits its whole timeout
 pause() { read -r -t 0.5 -u "$PAUSE_FD" || true; }
-# The server's memory into PEAK when above it; read by bash itself (the latency is measured beside).
+# The server's memory into PEAK when above it (no process started: the latency is measured beside).
 note_peak() {
-  local key value _
-  while read -r key value _; do
-    if [ "$key" = VmRSS: ]; then [ "$value" -gt "$PEAK" ] && PEAK=$value; return 0; fi
-  done </proc/$PID/status
+  status_kib VmRSS
+  if [ "$STATUS_KIB" -gt "$PEAK" ]; then PEAK=$STATUS_KIB; fi
 }
 p99() { # url: the p99 of wrk -c4 on it for DURATION seconds
   wrk -t1 -c4 -d"${DURATION}s" --latency -H "$AUTH" "$1" >"$DIR/wrk.txt"

@@ -37,8 +37,16 @@ demo_token() {
 TOKEN=$(demo_token)
 # A wrk latency (`812.00us`, `1.20ms`, `2.01s`) in milliseconds.
 to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }
-rss_kib() { awk '/VmRSS/ {print $2}' /proc/$PID/status; }
-peak_kib() { awk '/VmHWM/ {print $2}' /proc/$PID/status; }
+# A field of the server's /proc status, in KiB (VmRSS, VmHWM), into STATUS_KIB: read by bash itself,
+# so that a script measuring latency beside it can read it often without starting a process.
+status_kib() {
+  local key value _
+  while read -r key value _; do
+    if [ "$key" = "$1:" ]; then STATUS_KIB=$value; return 0; fi
+  done </proc/$PID/status
+}
+rss_kib() { status_kib VmRSS; echo "$STATUS_KIB"; }
+peak_kib() { status_kib VmHWM; echo "$STATUS_KIB"; }
 
 # Builds a guest example (release, wasm32-wasip2) and prints the path of its component.
 guest_wasm() {

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::auth::Authenticator;
-use crate::connections::{self, ConnectionSettings};
+use crate::connections::{self, ConnectionSettings, InFlight};
 use crate::flows::FlowEngine;
 use crate::http::{api_router, extensions_router, ApiContext, ApiServices};
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
@@ -90,7 +90,15 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
     // The queue runs flow runs, and flows start runs through the queue: wired once both exist.
     let flow_jobs: FlowJobs = Arc::default();
-    let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), data_dir: data_dir.clone(), flows: flow_jobs.clone() };
+    // The API's calls in flight, counted by its listeners, which queued work gives way to.
+    let api_calls = Arc::new(InFlight::new(config.queue.give_way_at));
+    let workers = Workers {
+        tenants: tenants.clone(),
+        runtime: runtime.clone(),
+        data_dir: data_dir.clone(),
+        flows: flow_jobs.clone(),
+        api_calls: api_calls.clone(),
+    };
     let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
     let flows = Arc::new(FlowEngine {
         tenants: tenants.clone(),
@@ -132,12 +140,12 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         // The recorder exists before the routers, which time calls only when it does.
         crate::ops::metrics::handle();
     }
-    let mut servers = vec![serve(listener, api_router(ctx.clone()), config.connections, signal.clone())];
+    let mut servers = vec![serve(listener, api_router(ctx.clone()), config.connections, Some(api_calls.clone()), signal.clone())];
     let mut extensions_addr = None;
     if let Some(ext) = &config.extensions_listen {
         let listener = TcpListener::bind(ext).await.with_context(|| format!("cannot listen on {ext}"))?;
         extensions_addr = Some(listener.local_addr()?);
-        servers.push(serve(listener, extensions_router(ctx), config.connections, signal.clone()));
+        servers.push(serve(listener, extensions_router(ctx), config.connections, Some(api_calls.clone()), signal.clone()));
     }
     let mut ops_addr = None;
     if let Some(ops) = &config.ops_listen {
@@ -150,7 +158,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
             daily: daily.clone(),
             clock: config.clock.clone(),
         };
-        servers.push(serve(listener, crate::ops::router(ops_ctx), config.connections, signal.clone()));
+        servers.push(serve(listener, crate::ops::router(ops_ctx), config.connections, None, signal.clone()));
     }
     let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
     background.extend(queue_tasks);
@@ -164,9 +172,10 @@ fn serve(
     listener: TcpListener,
     app: axum::Router,
     settings: ConnectionSettings,
+    in_flight: Option<Arc<InFlight>>,
     signal: watch::Receiver<bool>,
 ) -> JoinHandle<std::io::Result<()>> {
-    tokio::spawn(connections::serve(listener, app, settings, signal))
+    tokio::spawn(connections::serve(listener, app, settings, in_flight, signal))
 }
 
 /// A server dropped without `stop` ends at once: it stops serving and its background work ends.

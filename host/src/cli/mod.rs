@@ -315,6 +315,12 @@ pub struct ServeArgs {
     /// `own` halved a sweep's rate and took a little off the API's tail (BENCHMARKS.md).
     #[arg(long, env = "HERALD_BACKGROUND_CORES", value_enum, default_value = "shared")]
     pub background_cores: BackgroundCores,
+    /// From how many API calls being answered at once queued work (asynchronous executions, flow
+    /// runs and sweeps, monitors) pauses before its next job or flow node, for a millisecond at
+    /// most, so that those calls' threads find a core free; 0 never pauses. The default is the
+    /// cores left to the API (half of them, at least one): 1 on two cores (BENCHMARKS.md).
+    #[arg(long, env = "HERALD_BACKGROUND_GIVE_WAY", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub background_give_way: Option<u32>,
     /// Seconds a status call answers 202 before it reports an unfinished execution (400).
     #[arg(long, env = "HERALD_ASYNC_REPORT_AFTER", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub async_report_after: u64,

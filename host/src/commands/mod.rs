@@ -51,6 +51,8 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                     workers: args.async_workers as usize,
                     nice: args.background_nice,
                     own_cores: args.background_cores == crate::cli::BackgroundCores::Own,
+                    give_way_at: (args.background_give_way)
+                        .map_or_else(|| crate::queue::QueueSettings::default().give_way_at, |calls| calls as usize),
                     report_after: Duration::from_secs(args.async_report_after),
                     execution_limit: Duration::from_secs(args.async_execution_limit),
                     retention: Duration::from_secs(args.async_retention),

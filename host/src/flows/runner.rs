@@ -131,6 +131,7 @@ impl FlowEngine {
             let Some(node) = node_at(&flow.nodes, &progress.position) else {
                 return Walked::Over(RunState::Done, "completed".into());
             };
+            self.queue.give_way().await;
             let recipient = match known.take() {
                 Some(r) => r,
                 None => match tenant.db.recipient_by_key(&tenant.model, key).await {

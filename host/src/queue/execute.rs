@@ -21,10 +21,12 @@ pub(super) struct Executor {
     pub data_dir: Arc<Path>,
     pub execution_limit: Duration,
     pub flows: super::FlowJobs,
+    pub api_calls: Arc<crate::connections::InFlight>,
 }
 
 impl Executor {
     pub async fn execute(&self, job: &ClaimedJob) -> JobOutcome {
+        self.api_calls.give_way(super::GIVE_WAY_AT_MOST).await;
         match &job.payload {
             JobPayload::Http(_) => self.execute_http(job).await,
             JobPayload::Flow(payload) => match self.flows.get() {

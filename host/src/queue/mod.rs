@@ -29,6 +29,7 @@ use rand::RngCore;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
+use crate::connections::InFlight;
 use crate::paging::Clock;
 use crate::runtime::Runtime;
 use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, JobState, NewJob, StoredResponse};
@@ -48,6 +49,10 @@ pub struct QueueSettings {
     /// Whether those threads keep to cores of their own, leaving the others to the API
     /// (`threads.rs`).
     pub own_cores: bool,
+    /// From how many API calls in flight queued work gives way before each job and each node of a
+    /// flow run (`connections::InFlight`; 0: never). The default is the cores that `threads`
+    /// leaves to the API, so that on a large machine a busy API does not hold queued work back.
+    pub give_way_at: usize,
     /// How long a status call answers 202 before it reports the execution as overdue (400).
     pub report_after: Duration,
     /// The longest an execution may run before it is ended.
@@ -65,11 +70,14 @@ pub struct QueueSettings {
 
 impl Default for QueueSettings {
     fn default() -> QueueSettings {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = (cores / 2).max(1);
         QueueSettings {
             workers: 16,
-            threads: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            threads,
             nice: 10,
             own_cores: false,
+            give_way_at: cores.saturating_sub(threads).max(1),
             report_after: Duration::from_secs(60),
             execution_limit: Duration::from_secs(300),
             retention: Duration::from_secs(24 * 3600),
@@ -120,7 +128,12 @@ pub struct Queue {
     settings: QueueSettings,
     writes: mpsc::Sender<Write>,
     node: Arc<str>,
+    api_calls: Arc<InFlight>,
 }
+
+/// The longest queued work waits, before a job or a flow's node, for the API's calls under way
+/// (`Queue::give_way`).
+const GIVE_WAY_AT_MOST: Duration = Duration::from_millis(1);
 
 use writer::Write;
 
@@ -131,6 +144,8 @@ pub struct Workers {
     pub data_dir: Arc<Path>,
     /// Runs the jobs of flow runs; set once the flows (which enqueue through this queue) exist.
     pub flows: FlowJobs,
+    /// The API's calls in flight, which queued work gives way to (`QueueSettings::give_way_at`).
+    pub api_calls: Arc<InFlight>,
 }
 
 /// What runs a flow run's job (`crate::flows`, which needs the queue itself to start runs: the
@@ -173,6 +188,7 @@ impl Queue {
             data_dir: workers.data_dir,
             execution_limit: settings.execution_limit,
             flows: workers.flows,
+            api_calls: workers.api_calls.clone(),
         };
         let threads = threads::background_runtime(settings.threads, settings.nice, settings.own_cores)?;
         let dispatcher_wake = wake.clone();
@@ -193,7 +209,13 @@ impl Queue {
             tasks.push(liveness::spawn(control.clone(), clock.clone(), node.clone(), settings.node_timeout, dispatcher_wake));
         }
         let backlog = backlog::Backlog::new(control.clone(), settings.max_backlog_bytes);
-        Ok((Arc::new(Queue { control, backlog, clock, settings, writes, node }), tasks))
+        Ok((Arc::new(Queue { control, backlog, clock, settings, writes, node, api_calls: workers.api_calls }), tasks))
+    }
+
+    /// Waits, a millisecond at most, while the API answers as many calls as queued work gives way
+    /// to: called by queued work between its steps (before a job, before each node of a flow run).
+    pub async fn give_way(&self) {
+        self.api_calls.give_way(GIVE_WAY_AT_MOST).await;
     }
 
     /// A new job's id (also a flow run's: unguessable).

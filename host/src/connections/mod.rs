@@ -40,6 +40,10 @@ use tokio::sync::{watch, Semaphore};
 use tower::ServiceExt;
 use tower_http::timeout::TimeoutBody;
 
+mod in_flight;
+
+pub use in_flight::{Answering, InFlight};
+
 /// The bounds of every listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionSettings {
@@ -55,11 +59,12 @@ impl Default for ConnectionSettings {
 }
 
 /// Serves `app` on `listener` until `stop` turns true, then waits for the connections' requests
-/// under way.
+/// under way. Each request is counted in `in_flight`, when given, until its answer's head is ready.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     settings: ConnectionSettings,
+    in_flight: Option<Arc<InFlight>>,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
@@ -93,7 +98,7 @@ pub async fn serve(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "TCP_NODELAY could not be set on a connection");
         }
-        let service = PerRequest { app: app.clone(), addr, body_timeout: settings.body_timeout };
+        let service = PerRequest { app: app.clone(), addr, body_timeout: settings.body_timeout, in_flight: in_flight.clone() };
         let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service)).into_owned();
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
@@ -118,13 +123,14 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 }
 
 /// What each request of a connection goes through before the router: the peer's address (for the
-/// per-address limits), the body's inactivity deadline, and the `Connection: close` of an answer
-/// given before its body was read.
+/// per-address limits), the body's inactivity deadline, the count of calls in flight, and the
+/// `Connection: close` of an answer given before its body was read.
 #[derive(Clone)]
 struct PerRequest {
     app: Router,
     addr: SocketAddr,
     body_timeout: Duration,
+    in_flight: Option<Arc<InFlight>>,
 }
 
 impl tower::Service<Request<Incoming>> for PerRequest {
@@ -146,9 +152,11 @@ impl tower::Service<Request<Incoming>> for PerRequest {
             Some(flag) => Body::new(ReadToEnd { inner: TimeoutBody::new(self.body_timeout, body), unread: flag.clone() }),
             None => Body::new(body),
         };
+        let answering = self.in_flight.as_ref().map(InFlight::enter);
         let answer = self.app.clone().oneshot(Request::from_parts(parts, body));
         Box::pin(async move {
             let mut response = answer.await?;
+            drop(answering);
             if http1 && unread.is_some_and(|flag| flag.load(Ordering::Acquire)) {
                 response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
@@ -186,5 +194,47 @@ impl<B: HttpBody> HttpBody for ReadToEnd<B> {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listener_counts_the_calls_it_is_answering_until_their_answers_are_ready() {
+        let release = Arc::new(tokio::sync::Notify::new());
+        let app = Router::new().route(
+            "/slow",
+            axum::routing::get({
+                let release = release.clone();
+                move || async move {
+                    release.notified().await;
+                    "done"
+                }
+            }),
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let calls = Arc::new(InFlight::new(1));
+        let (_stop, signal) = watch::channel(false);
+        tokio::spawn(serve(listener, app, ConnectionSettings::default(), Some(calls.clone()), signal));
+
+        let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        client.write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+        let counted = tokio::time::timeout(Duration::from_secs(10), async {
+            while calls.count() == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+        counted.await.expect("the call is counted while it is answered");
+        assert_eq!(calls.count(), 1);
+        release.notify_one();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("done"), "{answer}");
+        assert_eq!(calls.count(), 0, "an answered call is no longer counted");
     }
 }

@@ -316,8 +316,8 @@ pub struct ServeArgs {
     #[arg(long, env = "HERALD_BACKGROUND_CORES", value_enum, default_value = "shared")]
     pub background_cores: BackgroundCores,
     /// From how many API calls being answered at once queued work (asynchronous executions, flow
-    /// runs and sweeps, monitors) pauses before its next job or flow node, for a millisecond at
-    /// most, so that those calls' threads find a core free; 0 never pauses. The default is the
+    /// runs and sweeps, monitors) pauses before its next job or flow node, for 1 to 2 ms at most
+    /// (a 1 ms timer), so that those calls' threads find a core free; 0 never pauses. The default is the
     /// cores left to the API (half of them, at least one): 1 on two cores (BENCHMARKS.md).
     #[arg(long, env = "HERALD_BACKGROUND_GIVE_WAY", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub background_give_way: Option<u32>,

@@ -132,7 +132,8 @@ pub struct Queue {
 }
 
 /// The longest queued work waits, before a job or a flow's node, for the API's calls under way
-/// (`Queue::give_way`).
+/// (`Queue::give_way`). tokio's timer ticks in milliseconds and rounds a deadline up to its next
+/// tick, so a wait that runs to the bound lasts 1 to 2 ms.
 const GIVE_WAY_AT_MOST: Duration = Duration::from_millis(1);
 
 use writer::Write;
@@ -212,7 +213,7 @@ impl Queue {
         Ok((Arc::new(Queue { control, backlog, clock, settings, writes, node, api_calls: workers.api_calls }), tasks))
     }
 
-    /// Waits, a millisecond at most, while the API answers as many calls as queued work gives way
+    /// Waits, 1 to 2 ms at most (`GIVE_WAY_AT_MOST`), while the API answers as many calls as queued work gives way
     /// to: called by queued work between its steps (before a job, before each node of a flow run).
     pub async fn give_way(&self) {
         self.api_calls.give_way(GIVE_WAY_AT_MOST).await;

@@ -9,7 +9,9 @@
 # headless Chromium with no network but the server's (tests/browser/reference.py: its
 # operations, one opened, "Authorize" with the demo credentials and a call tried) and the web
 # console (tests/browser/console.py: every page, an upload and a call tried, another instance's
-# credential), keeping screenshots. Any failure fails the script.
+# credential) and against hostile content (tests/browser/hostile.py: another instance's webapp
+# opened in a signed-in console's tab gets nothing; HTML and script in data show as text),
+# keeping screenshots. Any failure fails the script.
 #
 #   scripts/contract.sh [HERALD_BINARY]     (default: target/debug/herald, built when missing)
 #
@@ -85,10 +87,12 @@ if [ -z "$contract_db" ]; then
     echo_wasm=$(ls -t target/debug/build/herald-tests-*/out/guests/wasm32-wasip2/release/echo.wasm 2>/dev/null | head -n1 || true)
     if [ -z "$echo_wasm" ]; then
         cargo build --quiet --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml \
-            -p echo -p async-secure -p monitor-ok --target-dir target/contract-guests
+            -p echo -p async-secure -p monitor-ok -p flow-probe --target-dir target/contract-guests
         echo_wasm=target/contract-guests/wasm32-wasip2/release/echo.wasm
     fi
     "$browser_python" tests/browser/console.py "$base" "$reports/screenshots" "$(dirname "$echo_wasm")"
+    echo "contract: hostile content against the console in Chromium"
+    "$browser_python" tests/browser/hostile.py "$base" "$reports/screenshots" "$(dirname "$echo_wasm")"
 fi
 if grep -q "panicked" "$dir/server.log"; then
     grep -B2 -A10 "panicked" "$dir/server.log" >&2

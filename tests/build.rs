@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-const GUESTS: [&str; 27] = [
+const GUESTS: [&str; 28] = [
     "echo",
     "open-webhook",
     "spin",
@@ -25,6 +25,7 @@ const GUESTS: [&str; 27] = [
     "step-tagger",
     "condition-adult",
     "monitor-ok",
+    "monitor-bare",
     "authheader-key",
     "store-locator",
     "async-open",

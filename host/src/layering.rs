@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// Lowest first. Modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["values", "paging", "connections", "assets"],
-    &["rsql"],
+    &["values", "paging", "connections"],
+    &["rsql", "assets"],
     &["model"],
     &["store"],
     &["auth", "limits", "seed"],

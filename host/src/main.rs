@@ -3,7 +3,6 @@
 use std::io::IsTerminal;
 
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
 
 // Every extension call allocates and frees a Store, an instance's bookkeeping, its request and
 // its response, often on different threads; with mimalloc the extension benchmark served 5% more
@@ -25,14 +24,8 @@ fn main() -> std::process::ExitCode {
 
 async fn run() -> std::process::ExitCode {
     let cli = herald_host::cli::Cli::parse();
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")))
-        .with_writer(std::io::stderr);
-    match cli.log_format {
-        herald_host::cli::LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
-        // The span of a call (its request id, method and path) goes on each of its lines.
-        herald_host::cli::LogFormat::Json => logs.json().with_current_span(true).with_span_list(false).init(),
-    }
+    let json = matches!(cli.log_format, herald_host::cli::LogFormat::Json);
+    herald_host::ops::logs::init(json, std::io::stderr().is_terminal());
     match herald_host::commands::run(cli.command).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -422,3 +422,35 @@ pub async fn answer(r: reqwest::Response) -> Answer {
 fn chrono_now_millis() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_millis() as i64
 }
+
+/// Uploads `bytes` as extension `name` of type `kind` (POST: fails if it exists).
+pub async fn upload(api: &Api, name: &str, bytes: Vec<u8>, kind: &str) -> Answer {
+    let form = reqwest::multipart::Form::new()
+        .part("file", reqwest::multipart::Part::bytes(bytes).file_name(name.to_string()))
+        .text("type", kind.to_string());
+    answer(api.request(reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
+}
+
+/// `component` with a `herald:config` custom section holding `json` appended at its top level.
+pub fn with_config(component: &[u8], json: &str) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            out.push(if n == 0 { byte } else { byte | 0x80 });
+            if n == 0 {
+                return;
+            }
+        }
+    }
+    let name = b"herald:config";
+    let mut payload = Vec::new();
+    leb(name.len(), &mut payload);
+    payload.extend_from_slice(name);
+    payload.extend_from_slice(json.as_bytes());
+    let mut out = component.to_vec();
+    out.push(0);
+    leb(payload.len(), &mut out);
+    out.extend_from_slice(&payload);
+    out
+}

@@ -102,6 +102,7 @@ async fn a_failing_authheader_fails_the_call_and_no_log_holds_the_secret() {
     api.upload_extension("crm.wasm", env!("GUEST_CRM_CALL"), "http").await;
     api.upload_extension("leaky.wasm", env!("GUEST_AUTHHEADER_LEAKY"), "authheader").await;
     let secret = "leak-me-9f8e7d";
+    let reversed: String = secret.chars().rev().collect();
     api.put("/extensions/secrets/CRM_TOKEN", json!({"value": secret})).await.expect(201);
 
     call(&api, &crm.url("127.0.0.1", "/ok")).await;
@@ -111,19 +112,24 @@ async fn a_failing_authheader_fails_the_call_and_no_log_holds_the_secret() {
         let answer = call(&api, &crm.url("127.0.0.1", path)).await;
         let error = answer["error"].as_str().unwrap_or_else(|| panic!("{path}: {answer}"));
         assert!(error.contains("InternalError") && error.contains("the authheader extension 'leaky' failed"), "{error}");
-        assert!(!error.contains(secret), "{error}");
+        assert!(!error.contains(secret) && !error.contains(&reversed) && !error.contains("l e a k"), "{error}");
+        assert!(error.contains("its own text is not kept"), "{error}");
         assert!(crm.seen_at(path).is_empty(), "{path} was sent without its header");
     }
-    // The authheader wrote the secret to its log, stdout and stderr, and into its error: every
-    // record has it replaced.
+    // The authheader wrote the secret (as it is, reversed and spaced out) to its log, stdout and
+    // stderr, and into its error and its panic: none of its own text is kept, only the outcome,
+    // a fixed message and the duration.
     let leaky = logs(&api, "leaky", 3).await;
     let text = serde_json::to_string(&leaky).unwrap();
-    assert!(!text.contains(secret), "{text}");
-    assert!(text.contains("the token is [secret]") && text.contains("stdout: [secret]"), "{text}");
-    // The calling execution's log says which authheader failed.
+    assert!(!text.contains(secret) && !text.contains(&reversed) && !text.contains("l e a k"), "{text}");
+    assert!(!text.contains("the token is"), "{text}");
+    let outcomes: Vec<&str> = leaky.iter().map(|e| e["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["failed: it trapped", "error: it declined; its own text is not kept (it holds the instance's secrets)", "ok"]);
+    assert!(leaky.iter().all(|e| e["log"] == json!([]) && e["stdout"] == "" && e["stderr"] == "" && e["durationMs"].is_number()), "{text}");
+    // The calling execution's log says which authheader failed, in Herald's words only.
     let crm_logs = serde_json::to_string(&logs(&api, "crm", 3).await).unwrap();
     assert!(crm_logs.contains("not sent: the authheader extension 'leaky' failed"), "{crm_logs}");
-    assert!(!crm_logs.contains(secret));
+    assert!(!crm_logs.contains(secret) && !crm_logs.contains(&reversed) && !crm_logs.contains("l e a k"), "{crm_logs}");
 }
 
 #[tokio::test]

@@ -49,6 +49,7 @@ async fn new_projects_in_every_language_build_and_pass_their_own_test() {
         return;
     }
     let root = tempfile::tempdir().unwrap();
+    let server = TestServer::start().await;
     let tools = Path::new(env!("GUEST_TOOLS"));
     // Rust builds share one target directory across runs of the suite.
     let rust_target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-projects");
@@ -85,7 +86,9 @@ async fn new_projects_in_every_language_build_and_pass_their_own_test() {
                 .env("HERALD", herald_binary())
                 .env("HERALD_DATA_DIR", root.path().join("data"))
                 .env("COMPONENTIZE_JS", tools.join("js/node_modules/.bin/componentize-js"))
-                .env("COMPONENTIZE_PY", tools.join("py/bin/componentize-py"))
+                // A Python project finds componentize-py on PATH by itself (or installs its own).
+                .env("PATH", format!("{}:{}", tools.join("py/bin").display(), std::env::var("PATH").unwrap_or_default()))
+                .env_remove("COMPONENTIZE_PY")
                 .env("CARGO_TARGET_DIR", &rust_target)
                 .env("RUST_LOG", "warn")
                 .output()
@@ -110,10 +113,52 @@ async fn new_projects_in_every_language_build_and_pass_their_own_test() {
                 }
             }
             assert!(ran["dryRun"] == true, "{name}: {ran}");
+            deploy_as_documented(&server, &dir, &name, kind, open).await;
         }
     }
     // Every run was dry: recipient 1 of the local instance kept the country it was seeded with.
     assert_ne!(stored_field(&root.path().join("data"), 1, "COUNTRY").await.as_deref(), Some("DE"));
+}
+
+/// Runs the deploy command a generated project's README gives, as written, in the project's
+/// folder (the credential and the server's URL in the environment, as the README exports them),
+/// then calls an http extension at the URL it printed.
+async fn deploy_as_documented(server: &TestServer, dir: &Path, name: &str, kind: &str, open: bool) {
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let command = readme.lines().find(|l| l.starts_with("herald extension deploy ")).unwrap_or_else(|| panic!("{name}: no deploy command"));
+    let path = format!("{}:{}", herald_binary().parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let out = tokio::process::Command::new("sh")
+        .args(["-c", command])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("HERALD_URL", &server.base)
+        .env("HERALD_CLIENT_ID", "demo-public-key")
+        .env("HERALD_CLIENT_SECRET", "demo-public-secret")
+        .output()
+        .await
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{name}: `{command}` failed:\n{printed}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(printed.contains(&format!("extensions/{name}.wasm ({kind})")), "{name}: {printed}");
+    let api = server.demo().await;
+    if kind == "http" {
+        let url = printed.lines().find_map(|l| l.strip_prefix("call it at ")).unwrap_or_else(|| panic!("{name}: no URL in {printed}"));
+        let answer = if open {
+            assert!(url.contains("/extensions/open/demo/"), "{name}: {url}");
+            server.client.post(url).json(&json!({"email": format!("{name}@example.com")})).send().await.unwrap()
+        } else {
+            assert!(url.contains("/extensions/secure/"), "{name}: {url}");
+            api.request(herald_tests::reqwest::Method::GET, url.strip_prefix(&server.base).unwrap()).send().await.unwrap()
+        };
+        assert!(answer.status().as_u16() < 500, "{name}: {url} answered {}", answer.status());
+    } else if kind == "authheader" {
+        // One authheader per bound host: the next language's takes its place.
+        api.request(herald_tests::reqwest::Method::DELETE, "/assets/extensions")
+            .multipart(herald_tests::reqwest::multipart::Form::new().text("file", format!("{name}.wasm")))
+            .send()
+            .await
+            .unwrap();
+    }
 }
 
 #[tokio::test]

@@ -51,6 +51,14 @@ async fn the_config_tool_opens_an_extension_and_shows_its_section() {
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
+    // A second run changes only what its flags name: the timeout set by the build stays.
+    let timed = dir.path().join("timed.wasm");
+    std::fs::write(&timed, configured(env!("GUEST_ECHO"), &["--timeout-ms", "4000", "--allowed-host", "a.example.com"]).await).unwrap();
+    let merged = dir.path().join("merged.wasm");
+    std::fs::write(&merged, configured(timed.to_str().unwrap(), &["--open"]).await).unwrap();
+    let shown = herald(&["extension", "config", merged.to_str().unwrap(), "--show"]).await;
+    let json: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(json, serde_json::json!({"open": true, "async": false, "allowed_hosts": ["a.example.com"], "timeout_ms": 4000}));
     let nested = herald(&["extension", "config", env!("GUEST_FETCH"), "-o", "/dev/null", "--open"]).await;
     assert!(String::from_utf8_lossy(&nested.stderr).contains("core module carries"), "{}", String::from_utf8_lossy(&nested.stderr));
 }

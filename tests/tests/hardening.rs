@@ -2,7 +2,7 @@
 //! Bad input gets a clear error (400/403/404/409/413 with a message where the platform gives one),
 //! never a panic, a 5xx or a half-written change.
 
-use herald_tests::{json, reqwest, TestServer};
+use herald_tests::{json, reqwest, upload, with_config, TestServer};
 
 const MAX_EXACT: i64 = 9_007_199_254_740_991; // 2^53 - 1
 
@@ -76,37 +76,6 @@ async fn the_largest_filters_the_parser_admits_run_on_the_database() {
     assert!(r.message().contains("values"), "{}", r.message());
     let long_pattern = encode(&format!("EMAIL=='{}*'", "x".repeat(5000)));
     api.get(&format!("/recipients?filter={long_pattern}")).await.expect(400);
-}
-
-async fn upload(api: &herald_tests::Api, name: &str, bytes: Vec<u8>, kind: &str) -> herald_tests::Answer {
-    let form = reqwest::multipart::Form::new()
-        .part("file", reqwest::multipart::Part::bytes(bytes).file_name(name.to_string()))
-        .text("type", kind.to_string());
-    herald_tests::answer(api.request(reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
-}
-
-/// `component` with a `herald:config` custom section holding `json` appended at its top level.
-fn with_config(component: &[u8], json: &str) -> Vec<u8> {
-    fn leb(mut n: usize, out: &mut Vec<u8>) {
-        loop {
-            let byte = (n & 0x7f) as u8;
-            n >>= 7;
-            out.push(if n == 0 { byte } else { byte | 0x80 });
-            if n == 0 {
-                return;
-            }
-        }
-    }
-    let name = b"herald:config";
-    let mut payload = Vec::new();
-    leb(name.len(), &mut payload);
-    payload.extend_from_slice(name);
-    payload.extend_from_slice(json.as_bytes());
-    let mut out = component.to_vec();
-    out.push(0);
-    leb(payload.len(), &mut out);
-    out.extend_from_slice(&payload);
-    out
 }
 
 #[tokio::test]

@@ -82,8 +82,23 @@ async fn the_examples_work_end_to_end(language: &Language) {
     // A payload that is not an order is the webhook's 400, with its reason.
     let bad = s.client.post(&hook).body("not json").send().await.unwrap();
     assert_eq!(bad.status(), 400, "{f}");
+    // A record the model refuses: the guest's HeraldError reads as the REST API's message does.
+    let mistyped = json!({"customer": {"email": "ann@example.com"}, "order": {"id": "A-1002", "paid_at": "2026-11-20T10:00:00Z", "lines": [{"title": 42, "price": 1}]}});
+    let refused = s.client.post(&hook).json(&mistyped).send().await.unwrap();
+    assert_eq!(refused.status(), 400, "{f}");
+    let said = refused.text().await.unwrap();
+    assert!(said.contains("invalid: field PRODUCT is STRING") && !said.contains("Error::") && !said.contains("Invalid("), "{f}: {said}");
     // The webhook is open: the secure endpoint refuses it.
     api.get(&format!("/extensions/secure/{f}%252Fshop")).await.expect(403);
+    // Its folder's '/' written plainly: a 404 that says how to address it.
+    let plain =
+        herald_tests::answer(s.client.post(format!("{}/extensions/open/demo/{f}/shop", s.base)).json(&order).send().await.unwrap()).await;
+    plain.expect(404);
+    assert!(
+        plain.message().contains(&format!("'{f}' is a folder, holding '{f}/")) && plain.message().contains("%252F"),
+        "{f}: {}",
+        plain.message()
+    );
 
     // The secure finder answers JSON, its whole numbers as the REST API writes them.
     api.create_recipient(json!({"EMAIL": "bob@example.com", "CITY": "Lyon"})).await;

@@ -136,3 +136,24 @@ async fn every_call_has_a_request_id_on_its_answer_and_its_log_lines() {
     assert_eq!(parsed["span"]["request_id"], "json-log-line-42", "{parsed}");
     assert!(text.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()), "every line is JSON:\n{text}");
 }
+
+#[tokio::test]
+async fn a_request_id_is_kept_only_when_short_and_plain() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let answered_id = |id: String| {
+        let request = api.request(herald_tests::reqwest::Method::GET, "/recipients?limit=1").header("X-Request-Id", id);
+        async move { request.send().await.unwrap().headers()["x-request-id"].to_str().unwrap().to_string() }
+    };
+    let fresh = |id: &str| id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit());
+    // Forged log fields, a 60 KB id, an empty one: each replaced by one of the server's.
+    for sent in ["q\" level=ERROR fake=\"1".to_string(), "x".repeat(60_000), "a b".into(), "".into()] {
+        let got = answered_id(sent.clone()).await;
+        assert!(fresh(&got), "{:.40} came back as {got:.80}", sent);
+    }
+    // 64 characters of letters, digits and -_.: are the caller's to choose.
+    let longest = format!("trace-{}:1.2_3", "a".repeat(52));
+    assert_eq!(longest.len(), 64);
+    assert_eq!(answered_id(longest.clone()).await, longest);
+    assert!(fresh(&answered_id(format!("{longest}b")).await));
+}

@@ -164,19 +164,39 @@ fn check_record(m: &Model, record: &serde_json::Map<String, Json>, at: &str, pro
                     problems.push(format!("{at}.{} is required", f.name));
                 }
             }
-            Some(v) if !fits(f.data_type, v) => problems.push(format!("{at}.{} must be a {:?}", f.name, f.data_type).to_lowercase()),
-            Some(_) => {}
+            // Members are named as the schema spells them (names are matched exactly).
+            Some(v) => {
+                if let Err(why) = fits(f.data_type, v) {
+                    problems.push(format!("{at}.{} {why}", f.name));
+                }
+            }
         }
     }
 }
 
-fn fits(ty: DataType, v: &Json) -> bool {
-    match (ty, v) {
-        (DataType::String, Json::String(_)) | (DataType::Number, Json::Number(_)) | (DataType::Boolean, Json::Bool(_)) => true,
-        (DataType::Date, Json::String(s)) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok(),
-        (DataType::Timestamp, Json::String(s)) => chrono::DateTime::parse_from_rfc3339(s).is_ok(),
-        _ => false,
-    }
+/// Whether `v` is a value of `ty`, within the ranges every stored value keeps (`Value::checked`:
+/// NUMBER within ±(2^53−1), years 1000 to 9999, no NUL in text); else what is wrong.
+fn fits(ty: DataType, v: &Json) -> Result<(), String> {
+    use crate::values::Value;
+    let value = match (ty, v) {
+        (DataType::String, Json::String(s)) => Value::Text(s.clone()),
+        (DataType::Number, Json::Number(n)) => Value::Number(n.as_f64().unwrap_or(f64::INFINITY)),
+        (DataType::Boolean, Json::Bool(b)) => Value::Bool(*b),
+        (DataType::Date, Json::String(s)) => match chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+            Ok(date) => Value::Date(date),
+            Err(_) => return Err("must be a date (YYYY-MM-DD)".into()),
+        },
+        (DataType::Timestamp, Json::String(s)) => match chrono::DateTime::parse_from_rfc3339(s) {
+            Ok(t) => Value::Timestamp(t.naive_utc()),
+            Err(_) => return Err("must be a timestamp (RFC 3339, such as 2026-11-26T09:30:00Z)".into()),
+        },
+        (DataType::String, _) => return Err("must be a string".into()),
+        (DataType::Number, _) => return Err("must be a number".into()),
+        (DataType::Boolean, _) => return Err("must be true or false".into()),
+        (DataType::Date, _) => return Err("must be a date (YYYY-MM-DD)".into()),
+        (DataType::Timestamp, _) => return Err("must be a timestamp (RFC 3339, such as 2026-11-26T09:30:00Z)".into()),
+    };
+    value.checked().map(|_| ())
 }
 
 #[cfg(test)]
@@ -231,14 +251,26 @@ mod tests {
         let text = problems.join("\n");
         for expected in [
             "CUSTOMER.EMAIL is required",
-            "customer.birthday must be a date",
+            "CUSTOMER.BIRTHDAY must be a date (YYYY-MM-DD)",
             "unknown field 'X'",
-            "lines[0].qty must be a number",
+            "LINES[0].QTY must be a number",
             "LINES[1] must be an object",
             "unknown model 'NOPE'",
         ] {
             assert!(text.contains(expected), "{expected} in {text}");
         }
         assert!(validate(&s, &json!({})).unwrap_err()[0].contains("CUSTOMER is required"));
+        // The ranges every stored value keeps.
+        let problems =
+            validate(&s, &json!({"CUSTOMER": {"EMAIL": "a\u{0}b", "BIRTHDAY": "0000-01-01"}, "LINES": [{"QTY": 9007199254740994.0_f64}]}))
+                .unwrap_err()
+                .join("\n");
+        for expected in [
+            "CUSTOMER.EMAIL holds the NUL character",
+            "CUSTOMER.BIRTHDAY is out of range: a DATE lies in the years 1000 to 9999",
+            "LINES[0].QTY is out of range",
+        ] {
+            assert!(problems.contains(expected), "{expected} in {problems}");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! The flags of `herald extension new`, `run` and `replay`.
+//! The flags of `herald extension new`, `deploy`, `run` and `replay`.
 
 use std::path::PathBuf;
 
@@ -49,6 +49,32 @@ pub struct NewArgs {
     /// An http extension called through the open endpoint, without credentials (a webhook).
     #[arg(long)]
     pub open: bool,
+}
+
+/// Where a running Herald is, and with which credential an extension is uploaded to it.
+#[derive(Debug, Args)]
+pub struct DeployArgs {
+    /// The extension file (`NAME.wasm`: its id is NAME, in --folder if given).
+    pub file: PathBuf,
+    /// The server's base URL (`{base_url}`).
+    #[arg(long, env = "HERALD_URL", default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// The instance's Public Api credential: its client id...
+    #[arg(long, env = "HERALD_CLIENT_ID")]
+    pub client_id: String,
+    /// ... and its secret (from the environment rather than the command line, which other users
+    /// of the machine can read).
+    #[arg(long, env = "HERALD_CLIENT_SECRET", hide_env_values = true)]
+    pub client_secret: String,
+    /// The extension's type; by default the one whose export the component has.
+    #[arg(long = "type", value_enum)]
+    pub kind: Option<TypeArg>,
+    /// The folder it goes in (`shop`, `shop/hooks`); the top by default.
+    #[arg(long)]
+    pub folder: Option<String>,
+    /// Replace the extension if it exists (without it, an existing one is an error).
+    #[arg(long)]
+    pub replace: bool,
 }
 
 /// Which instance of which data directory a local run uses, and with what limits.
@@ -115,7 +141,8 @@ pub struct ReplayArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub local: LocalArgs,
-    /// The extension whose recorded execution is replayed (its id, as in its logs' path).
+    /// The extension whose recorded execution is replayed: its id written plainly, with its
+    /// folder's `/` as it is (`shop/webhook`, not the `shop%252Fwebhook` of a URL).
     #[arg(long)]
     pub extension: String,
     /// The execution (its `at`, in milliseconds); by default the newest one recorded with its input.

@@ -65,11 +65,15 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum ExtensionCommand {
     /// Write (or show) a component's `herald:config` section: how an extension built by a tool that
-    /// cannot add a custom section (componentize-js, componentize-py) is configured. Every option
-    /// not given is the safe default (secure, synchronous, no network, the operator's deadline).
+    /// cannot add a custom section (componentize-js, componentize-py) is configured. Each option
+    /// changes only what it names; a component without a section gets the safe defaults for the
+    /// rest (secure, synchronous, no network, the operator's deadline).
     Config(ConfigArgs),
     /// Write a ready project for a new extension (build script, SDK, wit/, a test).
     New(authoring::NewArgs),
+    /// Upload an extension file to a running Herald (create, or replace with --replace) and print
+    /// the URL to call it at.
+    Deploy(authoring::DeployArgs),
     /// Run an extension file locally against an instance of the data directory, with the
     /// production runtime: a step, condition, monitor or authheader once (the answer, its log
     /// and what it wrote, as JSON), an http extension once or as a local server.
@@ -89,13 +93,14 @@ pub struct ConfigArgs {
     /// Print the component's configuration (JSON) and write nothing.
     #[arg(long, conflicts_with = "output")]
     pub show: bool,
-    /// Called through the open endpoint, without credentials.
+    /// Called through the open endpoint, without credentials. (Each flag changes only what it
+    /// names: the component's other settings are kept.)
     #[arg(long)]
     pub open: bool,
     /// Answered 202 at once and run from the queue.
     #[arg(long = "async")]
     pub asynchronous: bool,
-    /// A host it may call (repeat for several; `*.example.com` for subdomains).
+    /// A host it may call (repeat for several; `*.example.com` for subdomains); replaces the list.
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
     /// Its own deadline in milliseconds.
@@ -125,9 +130,22 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
-    /// The section's JSON, as an author would write it.
-    pub fn json(&self) -> serde_json::Value {
-        let mut json = serde_json::json!({"open": self.open, "async": self.asynchronous, "allowed_hosts": self.allowed_hosts});
+    /// The section's JSON, as an author would write it: `existing` (the component's configuration
+    /// now) with only the members these flags name changed, so that setting one keeps the others.
+    pub fn json(&self, existing: serde_json::Value) -> serde_json::Value {
+        let mut json = match existing {
+            serde_json::Value::Object(_) => existing,
+            _ => serde_json::json!({}),
+        };
+        if self.open {
+            json["open"] = true.into();
+        }
+        if self.asynchronous {
+            json["async"] = true.into();
+        }
+        if !self.allowed_hosts.is_empty() {
+            json["allowed_hosts"] = self.allowed_hosts.clone().into();
+        }
         if let Some(ms) = self.timeout_ms {
             json["timeout_ms"] = ms.into();
         }

@@ -141,8 +141,11 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&config.to_json())?);
                 return Ok(());
             }
-            let config =
-                crate::runtime::config::from_json(&args.json()).map_err(|e| anyhow::anyhow!("the configuration is not valid: {e}"))?;
+            // What the component carries now (a section written by its build, or none), with
+            // only what the flags name changed.
+            let existing = crate::runtime::config::read(&bytes).map_err(anyhow::Error::msg)?.to_json();
+            let config = crate::runtime::config::from_json(&args.json(existing))
+                .map_err(|e| anyhow::anyhow!("the configuration is not valid: {e}"))?;
             let written = crate::runtime::config_section::write(&bytes, &config).map_err(anyhow::Error::msg)?;
             let output = args.output.as_ref().expect("clap requires it without --show");
             std::fs::write(output, written).with_context(|| format!("cannot write {}", output.display()))?;
@@ -150,6 +153,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Extension { command: ExtensionCommand::New(args) } => authoring::new::run(&args),
+        Command::Extension { command: ExtensionCommand::Deploy(args) } => authoring::deploy::run(args).await,
         Command::Extension { command: ExtensionCommand::Run(args) } => authoring::run::run(args).await,
         Command::Extension { command: ExtensionCommand::Replay(args) } => authoring::replay::run(args).await,
         Command::Secrets { command } => secrets::run(command).await,

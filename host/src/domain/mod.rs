@@ -42,6 +42,19 @@ pub enum DomainError {
 
 pub type DomainResult<T> = Result<T, DomainError>;
 
+/// The refusal in the words the REST API uses (no Rust names), for the callers that pass it on
+/// as text: flow traces, monitors' logs.
+impl std::fmt::Display for DomainError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DomainError::NotFound => f.write_str("not found"),
+            DomainError::Invalid(m) | DomainError::Conflict(m) => f.write_str(m),
+            DomainError::UnknownSelector(s) => write!(f, "unknown field {s}"),
+            DomainError::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 impl From<StoreError> for DomainError {
     fn from(e: StoreError) -> DomainError {
         match e {

@@ -10,6 +10,25 @@ use crate::tenants::Tenant;
 /// (Person Data field index, value) pairs.
 pub type Assignment = (usize, Value);
 
+/// A Recipient Id given as JSON (a number, or text as a path gives it) read as the Recipient Id
+/// field's value with the rules it keeps everywhere: the field's type and ranges, and for a
+/// NUMBER id a whole number from 1 to 2^53 − 1.
+pub fn recipient_id(model: &crate::model::Model, given: &serde_json::Value) -> Result<Value, String> {
+    let field = model.def.recipient_id_field();
+    let value = match given {
+        serde_json::Value::String(text) => Value::from_text(field.ty, text, &model.formats),
+        other => Value::from_json(field.ty, other, &model.formats),
+    }
+    .map_err(|e| format!("the Recipient Id {} {e}", field.name))?;
+    match value {
+        Value::Null => Err(format!("the Recipient Id {} is empty", field.name)),
+        Value::Number(n) if !crate::values::is_recipient_number(n) => {
+            Err(format!("the Recipient Id {} must be a whole number from 1 to {}", field.name, crate::values::MAX_EXACT_NUMBER as i64))
+        }
+        value => Ok(value),
+    }
+}
+
 /// The recipient whose field `field` holds `value` (a unique field).
 pub async fn find(tenant: &Tenant, field: usize, value: &Value) -> DomainResult<Option<Recipient>> {
     Ok(tenant.db.find_recipient(&tenant.model, field, value).await?)

@@ -13,6 +13,38 @@ use crate::tenants::Tenant;
 /// depth cannot achieve another event (its run stops with the reason), so a cycle ends.
 pub const MAX_CHAIN_DEPTH: i64 = 8;
 
+/// The most runs one outside happening (an API call, a recipient swept by a schedule, a monitor's
+/// alert) can start through chained events, across the whole chain. Depth alone does not bound
+/// it: k flows that each achieve the event that triggers them all would start k^8 runs.
+pub const MAX_CHAIN_RUNS: i64 = 100;
+
+/// Where a call or a run stands in a chain of events: how many chained events led to it, and
+/// the chain it belongs to (the id of the first run the outside happening started; none for a
+/// call outside flow runs). The runs that an event achieved here starts go one deeper in the
+/// same chain and count against its `MAX_CHAIN_RUNS`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lineage {
+    pub depth: i64,
+    pub chain: Option<Arc<str>>,
+}
+
+impl Lineage {
+    /// An outside call's: no chain yet, depth 0.
+    pub fn outside() -> Lineage {
+        Lineage::default()
+    }
+
+    /// Of a run at `depth` in `chain` (its own id when it is the first of its chain).
+    pub fn of_run(depth: i64, chain: &str) -> Lineage {
+        Lineage { depth, chain: Some(Arc::from(chain)) }
+    }
+
+    /// What an event achieved here passes to the runs it starts.
+    pub fn next(&self) -> Lineage {
+        Lineage { depth: self.depth + 1, chain: self.chain.clone() }
+    }
+}
+
 /// Something that happened to a recipient, which may start flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Happening<'a> {
@@ -21,7 +53,7 @@ pub enum Happening<'a> {
 }
 
 pub trait Triggers: Send + Sync {
-    /// Starts the flows `what` triggers for recipient `key`, `depth` events down a chain (0 for
-    /// an outside call). Failures are logged: the change itself stands.
-    fn happened<'a>(&'a self, tenant: &'a Arc<Tenant>, key: i64, what: Happening<'a>, depth: i64) -> BoxFuture<'a, ()>;
+    /// Starts the flows `what` triggers for recipient `key`, where `lineage` says (an outside
+    /// call's, or one event down from a run's). Failures are logged: the change itself stands.
+    fn happened<'a>(&'a self, tenant: &'a Arc<Tenant>, key: i64, what: Happening<'a>, lineage: Lineage) -> BoxFuture<'a, ()>;
 }

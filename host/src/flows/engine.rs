@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 
 use super::context::Context;
 use super::InstanceFlow;
-use crate::domain::triggers::{Happening, Triggers, MAX_CHAIN_DEPTH};
+use crate::domain::triggers::{Happening, Lineage, Triggers, MAX_CHAIN_DEPTH, MAX_CHAIN_RUNS};
 use crate::paging::Clock;
 use crate::queue::{Enqueued, Queue};
 use crate::runtime::Runtime;
@@ -42,13 +42,33 @@ pub enum FlowJob {
     Sweep(SweepJob),
 }
 
-/// A run's job: the run, and the contextual data of the call that started it (only there: gone
-/// from the control plane when the run ends).
+/// A run's job: the run, the contextual data of the call that started it (only there: gone
+/// from the control plane when the run ends), and the chain of events it belongs to (absent: the
+/// run is the first of its own).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunJob {
     pub run: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+}
+
+impl RunJob {
+    /// Where the run stands: `depth` (stored with the run) in its chain.
+    pub fn lineage(&self, depth: i64) -> Lineage {
+        Lineage::of_run(depth, self.chain.as_deref().unwrap_or(&self.run))
+    }
+}
+
+/// Why runs did not start: the chain of events reached `MAX_CHAIN_RUNS`.
+#[derive(Debug)]
+pub struct ChainFull;
+
+impl std::fmt::Display for ChainFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the chain of events started by one call has started {MAX_CHAIN_RUNS} runs, the most it may")
+    }
 }
 
 /// A sweep's job: which flow, which firing (ms), and the last recipient key done.
@@ -84,8 +104,9 @@ impl FlowEngine {
     }
 
     /// Starts a run of each of `flows` for recipient `key`; returns the runs' ids. `context` is
-    /// the triggering call's own (the API's `achieveEvent`), `depth` how many chained events
-    /// led here.
+    /// the triggering call's own (the API's `achieveEvent`), `lineage` where the happening stands
+    /// in a chain of events: runs started inside a chain count against its bound, and none start
+    /// when they would pass it (`Ok(Err(ChainFull))`).
     pub async fn start(
         &self,
         tenant: &Tenant,
@@ -93,11 +114,12 @@ impl FlowEngine {
         flows: &[InstanceFlow],
         what: Happening<'_>,
         context: Option<&Context>,
-        depth: i64,
-    ) -> StoreResult<Vec<String>> {
+        lineage: &Lineage,
+    ) -> StoreResult<Result<Vec<String>, ChainFull>> {
         if flows.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Ok(Vec::new()));
         }
+        let depth = lineage.depth;
         let trigger = match what {
             Happening::EventAchieved(event) => format!("event {event}"),
             Happening::Created => "recipient created".to_string(),
@@ -105,9 +127,18 @@ impl FlowEngine {
         let now = self.clock.now_millis();
         let runs: Vec<NewFlowRun> = flows.iter().map(|f| new_run(f, definition(f), key, &trigger, depth, now)).collect();
         let stored: Vec<_> = runs.iter().map(|r| (r.clone(), RunProgress::start(now))).collect();
-        tenant.db.insert_flow_runs(&stored).await?;
+        match &lineage.chain {
+            Some(chain) => {
+                if !tenant.db.insert_chained_flow_runs(chain, MAX_CHAIN_RUNS, now, &stored).await? {
+                    return Ok(Err(ChainFull));
+                }
+            }
+            None => tenant.db.insert_flow_runs(&stored).await?,
+        }
+        // The first run an outside happening starts names the chain its events make.
+        let chain = lineage.chain.as_deref().map(str::to_string).unwrap_or_else(|| runs[0].id.clone());
         for run in &runs {
-            let job = FlowJob::Run(RunJob { run: run.id.clone(), context: context.map(|c| c.data.clone()) });
+            let job = FlowJob::Run(RunJob { run: run.id.clone(), context: context.map(|c| c.data.clone()), chain: Some(chain.clone()) });
             let why = match self.queue.enqueue(tenant.customer_id(), &run.flow, job.to_payload()).await {
                 Enqueued::Stored(_) => continue,
                 Enqueued::BacklogFull => "the instance's queue backlog is full",
@@ -117,17 +148,24 @@ impl FlowEngine {
             let progress = RunProgress { state: RunState::Failed, outcome: Some(why.to_string()), ..RunProgress::start(now) };
             tenant.db.save_flow_run(&run.id, &progress).await?;
         }
-        Ok(runs.into_iter().map(|r| r.id).collect())
+        Ok(Ok(runs.into_iter().map(|r| r.id).collect()))
     }
 
     /// Looks up the flows `what` triggers and starts them, without contextual data.
-    pub(super) async fn start_triggered(&self, tenant: &Tenant, key: i64, what: Happening<'_>, depth: i64) -> StoreResult<Vec<String>> {
+    pub(super) async fn start_triggered(
+        &self,
+        tenant: &Tenant,
+        key: i64,
+        what: Happening<'_>,
+        lineage: &Lineage,
+    ) -> StoreResult<Result<Vec<String>, ChainFull>> {
         let flows = Self::triggered(tenant, what).await?;
-        self.start(tenant, key, &flows, what, None, depth).await
+        self.start(tenant, key, &flows, what, None, lineage).await
     }
 
     /// `start_triggered`, with failures logged (the change that triggered them stands).
-    async fn start_logged(&self, tenant: &Arc<Tenant>, key: i64, what: Happening<'_>, depth: i64) {
+    async fn start_logged(&self, tenant: &Arc<Tenant>, key: i64, what: Happening<'_>, lineage: Lineage) {
+        let depth = lineage.depth;
         if depth > MAX_CHAIN_DEPTH {
             tracing::warn!(
                 instance = tenant.customer_id(),
@@ -137,8 +175,10 @@ impl FlowEngine {
             );
             return;
         }
-        if let Err(e) = self.start_triggered(tenant, key, what, depth).await {
-            tracing::error!(instance = tenant.customer_id(), ?what, error = %e, "flows could not be started");
+        match self.start_triggered(tenant, key, what, &lineage).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(full)) => tracing::warn!(instance = tenant.customer_id(), ?what, "flows not started: {full}"),
+            Err(e) => tracing::error!(instance = tenant.customer_id(), ?what, error = %e, "flows could not be started"),
         }
     }
 }
@@ -175,8 +215,8 @@ fn new_run_id(now_millis: i64) -> String {
 }
 
 impl Triggers for FlowEngine {
-    fn happened<'a>(&'a self, tenant: &'a Arc<Tenant>, key: i64, what: Happening<'a>, depth: i64) -> BoxFuture<'a, ()> {
-        Box::pin(self.start_logged(tenant, key, what, depth))
+    fn happened<'a>(&'a self, tenant: &'a Arc<Tenant>, key: i64, what: Happening<'a>, lineage: Lineage) -> BoxFuture<'a, ()> {
+        Box::pin(self.start_logged(tenant, key, what, lineage))
     }
 }
 

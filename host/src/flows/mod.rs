@@ -20,7 +20,7 @@ mod sweep;
 pub use engine::FlowEngine;
 
 use crate::assets::{MediaArea, RelPath};
-use crate::model::flow::{each_node, problems, Flow, NodeKind};
+use crate::model::flow::{each_node, event_cycle, problems, Flow, NodeKind};
 use crate::runtime::ExtensionKind;
 use crate::store::StoreResult;
 use crate::tenants::Tenant;
@@ -84,13 +84,17 @@ pub async fn find(tenant: &Tenant, name: &str) -> StoreResult<Option<InstanceFlo
 /// Every problem of `flow` for this instance: the model's, then its assets' and extensions'.
 pub async fn check(flow: &Flow, tenant: &Tenant, media: &MediaArea) -> StoreResult<Vec<String>> {
     let mut out = problems(flow, &tenant.model);
+    let others = all(tenant).await?;
+    if let Some(cycle) = event_cycle(flow, &others.iter().map(|f| &f.flow).collect::<Vec<_>>()) {
+        out.push(cycle);
+    }
     if let Some(schema) = &flow.context_schema {
         if context::schema_bytes(tenant, media, schema).await.is_none() {
             out.push(format!("unknown Context Parameter Schema '{schema}' (upload it with the Assets API first)"));
         }
     }
     let mut wanted = Vec::new();
-    each_node(&flow.nodes, "node", 1, &mut |at, node| match node.kind() {
+    each_node(&flow.nodes, "node", 0, &mut |at, node| match node.kind() {
         Ok(NodeKind::Step(id)) => wanted.push((at.to_string(), id.to_string(), ExtensionKind::Step)),
         Ok(NodeKind::Condition(c, _)) => {
             if let Some(id) = &c.extension {

@@ -10,8 +10,8 @@ use serde_json::Value as Json;
 
 use super::engine::FlowEngine;
 use crate::assets::MediaArea;
-use crate::domain::triggers::{Happening, MAX_CHAIN_DEPTH};
-use crate::domain::{self, DomainError};
+use crate::domain;
+use crate::domain::triggers::{Happening, Lineage, MAX_CHAIN_DEPTH};
 use crate::model::flow::{parse_wait, ConditionNode, Flow, Node, NodeKind};
 use crate::model::Value;
 use crate::runtime::{person_fields, Call, CallFailure, ExtensionKind};
@@ -57,7 +57,7 @@ impl FlowEngine {
     pub(super) async fn node(
         &self,
         tenant: &std::sync::Arc<Tenant>,
-        depth: i64,
+        lineage: &Lineage,
         flow: &Flow,
         node: &Node,
         recipient: &Recipient,
@@ -70,7 +70,7 @@ impl FlowEngine {
         };
         match kind {
             NodeKind::Condition(c, otherwise) => {
-                let mut s = self.condition(tenant, depth, c, recipient, context).await;
+                let mut s = self.condition(tenant, lineage, c, recipient, context).await;
                 if let Outcome::Else = s.outcome {
                     if otherwise.is_none() {
                         s.outcome = Outcome::Stop("the condition is false".into());
@@ -78,10 +78,10 @@ impl FlowEngine {
                 }
                 s
             }
-            NodeKind::Step(id) => self.step(tenant, depth, id, recipient, context).await,
+            NodeKind::Step(id) => self.step(tenant, lineage, id, recipient, context).await,
             NodeKind::Wait(text) => step("wait", parse_wait(text).map_or_else(Outcome::Fail, Outcome::Wait)),
             NodeKind::Set(fields) => step("set", set(tenant, recipient, fields).await),
-            NodeKind::Event(event) => step("event", self.event(tenant, depth, recipient, event).await),
+            NodeKind::Event(event) => step("event", self.event(tenant, lineage, recipient, event).await),
             NodeKind::Send(template) => step("send", self.send(tenant, flow, recipient, template, context).await),
         }
     }
@@ -89,7 +89,7 @@ impl FlowEngine {
     async fn condition(
         &self,
         tenant: &std::sync::Arc<Tenant>,
-        depth: i64,
+        lineage: &Lineage,
         c: &ConditionNode,
         recipient: &Recipient,
         context: Option<&Json>,
@@ -102,7 +102,7 @@ impl FlowEngine {
                     .await
                     .map_err(|e| format!("the filter could not be evaluated: {e}")),
                 Ok(None) => Ok(true),
-                Err(e) => Err(format!("the filter '{filter}' is not valid: {}", domain_message(e))),
+                Err(e) => Err(format!("the filter '{filter}' is not valid: {}", e)),
             };
             return step(
                 "condition",
@@ -114,7 +114,7 @@ impl FlowEngine {
             );
         }
         let Some(id) = &c.extension else { return step("condition", Outcome::Fail("a condition without filter or extension".into())) };
-        let call = match self.call(tenant, depth, id, ExtensionKind::Condition, context).await {
+        let call = match self.call(tenant, lineage, id, ExtensionKind::Condition, context).await {
             Ok(call) => call,
             Err(why) => return step("condition", Outcome::Fail(why)),
         };
@@ -128,8 +128,15 @@ impl FlowEngine {
         NodeStep { kind: "condition", outcome, log }
     }
 
-    async fn step(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, id: &str, recipient: &Recipient, context: Option<&Json>) -> NodeStep {
-        let call = match self.call(tenant, depth, id, ExtensionKind::Step, context).await {
+    async fn step(
+        &self,
+        tenant: &std::sync::Arc<Tenant>,
+        lineage: &Lineage,
+        id: &str,
+        recipient: &Recipient,
+        context: Option<&Json>,
+    ) -> NodeStep {
+        let call = match self.call(tenant, lineage, id, ExtensionKind::Step, context).await {
             Ok(call) => call,
             Err(why) => return step("step", Outcome::Fail(why)),
         };
@@ -146,7 +153,7 @@ impl FlowEngine {
     async fn call(
         &self,
         tenant: &std::sync::Arc<Tenant>,
-        depth: i64,
+        lineage: &Lineage,
         id: &str,
         kind: ExtensionKind,
         context: Option<&Json>,
@@ -162,21 +169,23 @@ impl FlowEngine {
             id: id.to_string(),
             tenant: tenant.clone(),
             context: context.map(|c| c.to_string()),
-            depth,
+            lineage: lineage.clone(),
             journal: None,
         })
     }
 
-    async fn event(&self, tenant: &std::sync::Arc<Tenant>, depth: i64, recipient: &Recipient, event: &str) -> Outcome {
+    async fn event(&self, tenant: &std::sync::Arc<Tenant>, lineage: &Lineage, recipient: &Recipient, event: &str) -> Outcome {
+        let depth = lineage.depth;
         if depth >= MAX_CHAIN_DEPTH {
             return Outcome::Fail(format!("event {event} not achieved: this run is {depth} events down a chain, the most there may be"));
         }
         let now = self.clock.now_utc();
         if let Err(e) = domain::recipients::achieve_event(tenant, recipient.key, event, now).await {
-            return Outcome::Fail(format!("event {event} could not be achieved: {}", domain_message(e)));
+            return Outcome::Fail(format!("event {event} could not be achieved: {}", e));
         }
-        match self.start_triggered(tenant, recipient.key, Happening::EventAchieved(event), depth + 1).await {
-            Ok(_) => Outcome::Next,
+        match self.start_triggered(tenant, recipient.key, Happening::EventAchieved(event), &lineage.next()).await {
+            Ok(Ok(_)) => Outcome::Next,
+            Ok(Err(full)) => Outcome::Fail(format!("event {event} was achieved but its flows did not start: {full}")),
             Err(e) => Outcome::Fail(format!("event {event} was achieved but its flows could not start: {e}")),
         }
     }
@@ -218,7 +227,7 @@ async fn set(tenant: &Tenant, recipient: &Recipient, fields: &serde_json::Map<St
     }
     match domain::recipients::update(tenant, recipient, values).await {
         Ok(_) => Outcome::Next,
-        Err(e) => Outcome::Fail(format!("set: {}", domain_message(e))),
+        Err(e) => Outcome::Fail(format!("set: {}", e)),
     }
 }
 
@@ -226,14 +235,5 @@ fn failed(id: &str, failure: CallFailure) -> String {
     match failure {
         CallFailure::Deadline => format!("extension '{id}' ran past its deadline"),
         CallFailure::Failed(why) => format!("extension '{id}' failed: {why}"),
-    }
-}
-
-fn domain_message(e: DomainError) -> String {
-    match e {
-        DomainError::NotFound => "not found".into(),
-        DomainError::Invalid(m) | DomainError::Conflict(m) => m,
-        DomainError::UnknownSelector(s) => format!("unknown field {s}"),
-        DomainError::Store(e) => e.to_string(),
     }
 }

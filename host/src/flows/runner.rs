@@ -17,6 +17,7 @@ use serde_json::{json, Value as Json};
 
 use super::engine::{FlowEngine, FlowJob, RunJob};
 use super::nodes::Outcome;
+use crate::domain::triggers::Lineage;
 use crate::model::flow::{Flow, Node, NodeKind};
 use crate::queue::{FlowJobRunner, Queue};
 use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, Later, NewJob};
@@ -90,8 +91,8 @@ impl FlowEngine {
             Err(e) => return JobOutcome::Failed(format!("the run's flow does not read: {e}")),
         };
         let mut progress = Progress::of(&run);
-        let walked =
-            self.walk(&tenant, run.recipient, None, run.depth, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
+        let lineage = run_job.lineage(run.depth);
+        let walked = self.walk(&tenant, run.recipient, None, &lineage, &flow, &mut progress, run_job.context.as_ref(), Some(&run.id)).await;
         let now = self.clock.now_millis();
         let (saved, outcome) = match walked {
             Walked::Over(state, why) => {
@@ -121,7 +122,7 @@ impl FlowEngine {
         tenant: &Arc<Tenant>,
         key: i64,
         mut known: Option<Recipient>,
-        depth: i64,
+        lineage: &Lineage,
         flow: &Flow,
         progress: &mut Progress,
         context: Option<&Json>,
@@ -142,7 +143,7 @@ impl FlowEngine {
             };
             let started = Instant::now();
             let at = self.clock.now_millis();
-            let step = self.node(tenant, depth, flow, node, &recipient, context).await;
+            let step = self.node(tenant, lineage, flow, node, &recipient, context).await;
             if matches!(node.kind(), Ok(NodeKind::Condition(..) | NodeKind::Wait(_))) {
                 known = Some(recipient);
             }

@@ -118,12 +118,37 @@ pub async fn variables(tenant: &Tenant, recipient: &Recipient, context: Option<&
     Ok(Json::Object(all))
 }
 
+/// What went wrong in a template, saying which value when one is missing (minijinja says only
+/// "undefined value"): the expression at the error's place in the source, and its line.
+fn rendering_error(e: &minijinja::Error, source: &str) -> String {
+    let line = e.line().map(|l| format!(" (line {l})")).unwrap_or_default();
+    match (e.kind(), e.range().and_then(|r| expression_around(source, r))) {
+        (minijinja::ErrorKind::UndefinedError, Some(expression)) => {
+            format!("'{expression}' uses a value this recipient does not have{line}")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// The `{{ ... }}` expression of `source` that holds `range` (minijinja's span of an error may be
+/// a filter's name rather than the value it was given), else the text of the range.
+fn expression_around(source: &str, range: std::ops::Range<usize>) -> Option<&str> {
+    let inside = source.get(range.clone())?;
+    let open = source[..range.start].rfind("{{").filter(|at| !source[*at..range.start].contains("}}"));
+    let close = source[range.end..].find("}}").map(|n| range.end + n).filter(|at| !source[range.end..*at].contains("{{"));
+    match (open, close) {
+        (Some(open), Some(close)) => Some(source[open + 2..close].trim_matches(|c: char| c.is_whitespace() || c == '-')),
+        _ => Some(inside.trim()),
+    }
+}
+
 /// Renders `template` with `variables`: the entry to write, or why nothing is sent.
 pub fn render(template: &Template, variables: &Json, flow: &str, sent_at: chrono::NaiveDateTime) -> Result<Communication, String> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::SemiStrict);
     env.set_fuel(Some(FUEL));
-    let why = |e: minijinja::Error| format!("template '{}' could not be rendered: {e}", template.name);
+    let why =
+        |e: minijinja::Error| format!("template '{}' could not be rendered: {}", template.name, rendering_error(&e, &template.source));
     env.add_template("template", &template.source).map_err(why)?;
     let compiled = env.get_template("template").map_err(why)?;
     let rendered = compiled.render_captured(variables).map_err(why)?;
@@ -141,4 +166,23 @@ pub fn render(template: &Template, variables: &Json, flow: &str, sent_at: chrono
         flow: Some(flow.to_string()),
         content: Some(content),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_value_is_named_with_its_line() {
+        let template =
+            Template { name: "welcome".into(), source: "Hello\n{{ recipient.FIRST_NAME | upper }} from {{ recipient.CITY }}".into() };
+        let at = chrono::NaiveDateTime::default();
+        let why = render(&template, &serde_json::json!({"recipient": {"CITY": "Paris"}}), "f", at).unwrap_err();
+        assert!(why.contains("'recipient.FIRST_NAME | upper' uses a value this recipient does not have (line 2)"), "{why}");
+        let plain = Template { name: "t".into(), source: "Hi {{ recipient.CITY }}".into() };
+        let why = render(&plain, &serde_json::json!({"recipient": {}}), "f", at).unwrap_err();
+        assert!(why.contains("'recipient.CITY' uses a value"), "{why}");
+        let sent = render(&template, &serde_json::json!({"recipient": {"CITY": "Paris", "FIRST_NAME": "ada"}}), "f", at).unwrap();
+        assert_eq!(sent.content.as_deref(), Some("Hello\nADA from Paris"));
+    }
 }

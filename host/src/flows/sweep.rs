@@ -66,7 +66,7 @@ impl FlowEngine {
             .iter()
             .filter(|(_, p)| p.state == RunState::Waiting)
             .map(|(run, p)| {
-                let resume = FlowJob::Run(RunJob { run: run.id.clone(), context: None });
+                let resume = FlowJob::Run(RunJob { run: run.id.clone(), context: None, chain: None });
                 Later { job: flow_job(&job.customer_id, &run.flow, resume.to_json()), due_at: p.resume_at.unwrap_or(now) }
             })
             .collect();
@@ -87,7 +87,9 @@ impl FlowEngine {
         recipient: Recipient,
     ) -> Option<(NewFlowRun, RunProgress)> {
         let mut progress = Progress::new();
-        let walked = self.walk(tenant, run.recipient, Some(recipient), 0, flow, &mut progress, None, None).await;
+        // Each recipient a sweep reaches is an outside happening: its run begins a chain of its own.
+        let lineage = crate::domain::triggers::Lineage::of_run(0, &run.id);
+        let walked = self.walk(tenant, run.recipient, Some(recipient), &lineage, flow, &mut progress, None, None).await;
         let now = self.clock.now_millis();
         let saved = match walked {
             Walked::Over(state, why) => progress.saved(state, None, Some(why), now),

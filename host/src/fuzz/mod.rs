@@ -16,6 +16,7 @@
 mod config;
 mod contexts;
 mod filters;
+mod flows;
 mod values;
 
 use rand::rngs::StdRng;

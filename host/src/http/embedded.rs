@@ -21,16 +21,20 @@ pub(super) struct EmbeddedFile {
 /// `name` of `files` with the page's content security policy and cache rule, or 404.
 pub(super) fn serve(files: &[EmbeddedFile], name: &str, policy: &str, cache: &'static str) -> Response {
     match files.iter().find(|file| file.name == name) {
-        Some(file) => (
-            [
-                (header::CONTENT_TYPE, file.media_type),
-                (header::CACHE_CONTROL, cache),
-                (header::CONTENT_SECURITY_POLICY, policy),
-                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            ],
-            file.bytes,
-        )
-            .into_response(),
+        Some(file) => {
+            let mut response = (
+                [
+                    (header::CONTENT_TYPE, file.media_type),
+                    (header::CACHE_CONTROL, cache),
+                    (header::CONTENT_SECURITY_POLICY, policy),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                ],
+                file.bytes,
+            )
+                .into_response();
+            response.extensions_mut().insert(super::browser_policy::HeraldPage);
+            response
+        }
         None => ApiError::NotFound.into_response(),
     }
 }

@@ -4,7 +4,7 @@
 //! which carry one too. Faults (5xx) are logged and never explained to
 //! the client.
 
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::PathRejection;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
@@ -130,18 +130,6 @@ impl From<FilterError> for ApiError {
     }
 }
 
-impl From<JsonRejection> for ApiError {
-    fn from(r: JsonRejection) -> ApiError {
-        match r {
-            JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType,
-            JsonRejection::JsonSyntaxError(e) => ApiError::bad(format!("the body is not valid JSON: {}", e.body_text())),
-            JsonRejection::JsonDataError(e) => ApiError::bad(format!("the body does not fit: {}", e.body_text())),
-            r if r.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge,
-            r => ApiError::bad(format!("the body could not be read: {}", r.body_text())),
-        }
-    }
-}
-
 /// A path the router matched but whose segments cannot be read. axum's own text names the
 /// route's parameters and Rust types: the client is told what is wrong in its terms instead.
 impl From<PathRejection> for ApiError {
@@ -155,12 +143,6 @@ impl From<PathRejection> for ApiError {
             _ => "the path does not fit this resource",
         };
         ApiError::bad(format!("invalid path: {message}"))
-    }
-}
-
-impl From<QueryRejection> for ApiError {
-    fn from(r: QueryRejection) -> ApiError {
-        ApiError::bad(format!("invalid query string: {}", r.body_text()))
     }
 }
 

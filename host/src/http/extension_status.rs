@@ -9,8 +9,9 @@
 //!   retention ends);
 //! - ended at its execution limit: 504; failed (trap, panic, memory cap, no answer): 502; both
 //!   with empty bodies, like a synchronous call, and the reason in the extension's log;
-//! - an unknown queueId, one of another instance, a customerId that does not match, or a result
-//!   past its retention: 404.
+//! - an unknown queueId, one of another instance, a customerId that does not match, a call made
+//!   through the other endpoint (a secure call's status is never answered on the open path, which
+//!   needs no credentials), or a result past its retention: 404.
 
 use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
@@ -24,6 +25,7 @@ use super::guard::OpenInstance;
 use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::queue::Status;
+use crate::store::jobs::Door;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(secure, open))]
@@ -43,7 +45,7 @@ pub(super) fn open_router() -> Router<ApiContext> {
         (status = 502, description = "The execution failed."),
         (status = 504, description = "The execution ran past its deadline.")))]
 async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(queue_id): AppPath<String>) -> Response {
-    answer(&ctx, caller.tenant.customer_id(), &queue_id).await
+    answer(&ctx, caller.tenant.customer_id(), Door::Secure, &queue_id).await
 }
 
 #[utoipa::path(get, path = "/extensions/status/open/{customerId}/{queueId}", tag = "Extensions", summary = "The status of an asynchronous open call", responses((status = 200, description = "The execution completed: the extension's own answer."),
@@ -56,11 +58,11 @@ async fn open(
     OpenInstance(tenant): OpenInstance,
     AppPath((_, queue_id)): AppPath<(String, String)>,
 ) -> Response {
-    answer(&ctx, tenant.customer_id(), &queue_id).await
+    answer(&ctx, tenant.customer_id(), Door::Open, &queue_id).await
 }
 
-async fn answer(ctx: &ApiContext, customer_id: &str, queue_id: &str) -> Response {
-    let status = match ctx.queue.status(customer_id, queue_id).await {
+async fn answer(ctx: &ApiContext, customer_id: &str, door: Door, queue_id: &str) -> Response {
+    let status = match ctx.queue.status(customer_id, door, queue_id).await {
         Ok(Some(status)) => status,
         Ok(None) => return ApiError::NotFound.into_response(),
         Err(e) => return ApiError::from(e).into_response(),

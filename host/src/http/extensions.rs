@@ -29,7 +29,7 @@ use super::ApiContext;
 use crate::assets::RelPath;
 use crate::queue::Enqueued;
 use crate::runtime::{Call, CallFailure, Prepared};
-use crate::store::jobs::{CapturedRequest, JobPayload};
+use crate::store::jobs::{CapturedRequest, Door, JobPayload};
 use crate::tenants::Tenant;
 
 #[derive(utoipa::OpenApi)]
@@ -74,7 +74,7 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(par
     if extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(&ctx, &caller.tenant, &id, extension, &path, request).await
+    call(&ctx, &caller.tenant, &id, extension, Door::Secure, &path, request).await
 }
 
 #[utoipa::path(method(get, put, post, delete), path = "/extensions/open/{customerId}/{extensionId}", tag = "Extensions",
@@ -99,18 +99,50 @@ async fn open(
     if !extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(&ctx, &tenant, &id, extension, &path, request).await
+    call(&ctx, &tenant, &id, extension, Door::Open, &path, request).await
 }
 
 /// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.
 async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<(String, Prepared), ApiError> {
     let id = decode_twice(id)?;
-    let extension = ctx.runtime.http_extension(&ctx.data_dir, tenant, &id).await?.ok_or(ApiError::NotFound)?;
-    Ok((id, extension))
+    match ctx.runtime.http_extension(&ctx.data_dir, tenant, &id).await? {
+        Some(extension) => Ok((id, extension)),
+        None => Err(not_found(tenant, &id).await),
+    }
 }
 
-async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepared, path: &str, request: Request) -> Response {
+/// 404 for extension `id`; when `id` is a folder of the instance's extensions (the caller wrote
+/// the folder's `/` plainly, so the rest of the id went into the path), the message says how to
+/// address the extension.
+async fn not_found(tenant: &Tenant, id: &str) -> ApiError {
+    let Ok(Some(first)) = tenant.db.extensions(&format!("{id}/")).await.map(|found| found.into_iter().next()) else {
+        return ApiError::NotFound;
+    };
+    let path = first.path.trim_end_matches(".wasm");
+    ApiError::Explained(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no extension '{id}'; '{id}' is a folder, holding '{path}': write the folder's '/' as %252F in the extension id, as in '{}'",
+            path.replace('/', "%252F")
+        ),
+    )
+}
+
+async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepared, door: Door, path: &str, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
+    // One payload limit on every listener. A declared length over it was refused before the call
+    // (`negotiate::refuse_oversized`), and hyper holds a body to the length it declares, so such a
+    // body streams to the guest as it arrives. A body of undeclared length (chunked) is read
+    // first, up to the limit: past it the call is answered 413 and the guest never runs.
+    let body = if parts.headers.contains_key(header::CONTENT_LENGTH) {
+        body
+    } else {
+        match http_body_util::Limited::new(body, super::MAX_PAYLOAD_BYTES).collect().await {
+            Ok(read) => Body::from(read.to_bytes()),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => return ApiError::PayloadTooLarge.into_response(),
+            Err(_) => return ApiError::bad("the request body could not be read to its end").into_response(),
+        }
+    };
     let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost").to_string();
     let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
     parts.uri = match format!("http://{host}/{path}{query}").parse::<Uri>() {
@@ -119,11 +151,19 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepa
     };
     parts.headers.remove(header::AUTHORIZATION);
     if extension.config.asynchronous {
-        return enqueue(ctx, tenant, id, parts, body).await;
+        return enqueue(ctx, tenant, id, door, parts, body).await;
     }
     let request = hyper::Request::from_parts(parts, body);
     let deadline = ctx.runtime.deadline(&extension.config);
-    let call = Call { extension, id: id.to_string(), tenant: Arc::clone(tenant), deadline, context: None, depth: 0, journal: None };
+    let call = Call {
+        extension,
+        id: id.to_string(),
+        tenant: Arc::clone(tenant),
+        deadline,
+        context: None,
+        lineage: Default::default(),
+        journal: None,
+    };
     match ctx.runtime.call_http(call, request).await {
         Ok(response) => {
             let (parts, body) = response.into_parts();
@@ -153,7 +193,7 @@ const BACKLOG_RETRY_AFTER: u64 = 5;
 
 /// An asynchronous extension: the call is stored (durably) and answered 202 `{"queueId"}`, or
 /// 429 when the instance's backlog of waiting calls is full (`queue::backlog`).
-async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, parts: axum::http::request::Parts, body: Body) -> Response {
+async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, door: Door, parts: axum::http::request::Parts, body: Body) -> Response {
     let body = match http_body_util::Limited::new(body, super::MAX_PAYLOAD_BYTES).collect().await {
         Ok(body) => body.to_bytes().to_vec(),
         Err(_) => return ApiError::PayloadTooLarge.into_response(),
@@ -163,6 +203,7 @@ async fn enqueue(ctx: &ApiContext, tenant: &Tenant, id: &str, parts: axum::http:
         uri: parts.uri.to_string(),
         headers: parts.headers.iter().map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned())).collect(),
         body,
+        door,
     };
     match ctx.queue.enqueue(tenant.customer_id(), id, JobPayload::Http(request)).await {
         Enqueued::Stored(queue_id) => (StatusCode::ACCEPTED, axum::Json(s::QueueHandle { queue_id })).into_response(),

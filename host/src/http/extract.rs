@@ -7,29 +7,82 @@ use axum::extract::{FromRequest, FromRequestParts};
 use axum::http::header;
 use axum::http::request::Parts;
 use percent_encoding::percent_decode_str;
+use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use super::serde_terms;
 use super::ApiContext;
 use crate::auth::{Principal, Scope};
 use crate::tenants::Tenant;
 
-/// A JSON body; malformed bodies are 400 with a message, other media types 415, too large 413.
-#[derive(FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+/// A JSON body; malformed bodies are 400 with a message in the customer's terms
+/// (`serde_terms`), other media types 415, too large 413.
 pub struct AppJson<T>(pub T);
 
-#[derive(FromRequestParts)]
-#[from_request(via(axum::extract::Path), rejection(ApiError))]
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for AppJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<AppJson<T>, ApiError> {
+        if !super::negotiate::is_json(request.headers().get(header::CONTENT_TYPE)) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let AppBytes(body) = AppBytes::from_request(request, state).await?;
+        serde_terms::json(&body).map(AppJson).map_err(ApiError::BadRequest)
+    }
+}
+
+/// The parameters of a path. Every identifier a path names passes `no_nul` first: the NUL
+/// character (U+0000) is in no name, and PostgreSQL takes none in text.
 pub struct AppPath<T>(pub T);
 
-#[derive(FromRequestParts)]
-#[from_request(via(axum::extract::Query), rejection(ApiError))]
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for AppPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<AppPath<T>, ApiError> {
+        // The router decoded the path once: a NUL in a segment was `%00` in it.
+        if has_encoded_nul(parts.uri.path()) {
+            return Err(nul_in("a path segment"));
+        }
+        let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+        Ok(AppPath(value))
+    }
+}
+
+/// The query string's parameters; a wrong one is 400 naming it (`serde_terms`).
 pub struct AppQuery<T>(pub T);
 
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for AppQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<AppQuery<T>, ApiError> {
+        let query = parts.uri.query().unwrap_or_default();
+        if has_encoded_nul(query) {
+            return Err(nul_in("a query parameter"));
+        }
+        serde_terms::query(query).map(AppQuery).map_err(|m| ApiError::bad(format!("invalid query string: {m}")))
+    }
+}
+
+/// Whether percent-encoded `text` holds `%00`.
+fn has_encoded_nul(text: &str) -> bool {
+    text.as_bytes().windows(3).any(|w| w == b"%00")
+}
+
+fn nul_in(what: &str) -> ApiError {
+    ApiError::bad(format!("{what} holds the NUL character (U+0000), which no name or value here may hold"))
+}
+
 /// The second decoding of a path segment (the spec encodes special characters twice; the router
-/// has decoded once). `+` stays a plus.
+/// has decoded once). `+` stays a plus. A NUL is refused as in `AppPath`.
 pub fn decode_twice(once: &str) -> Result<String, ApiError> {
-    percent_decode_str(once).decode_utf8().map(|s| s.into_owned()).map_err(|_| ApiError::bad("a path segment is not UTF-8 after decoding"))
+    let decoded = percent_decode_str(once)
+        .decode_utf8()
+        .map(|s| s.into_owned())
+        .map_err(|_| ApiError::bad("a path segment is not UTF-8 after decoding"))?;
+    if decoded.contains('\0') {
+        return Err(nul_in("a path segment"));
+    }
+    Ok(decoded)
 }
 
 /// A caller with a valid credential of any scope, and its instance.
@@ -81,11 +134,11 @@ impl FromRequestParts<ApiContext> for PublicCaller {
 
 /// A JSON body read from bytes, for handlers that check their route (a custom method's name)
 /// before they read it, so an unknown method is 404 whatever its body.
-pub fn json_body(body: &[u8]) -> Result<serde_json::Value, ApiError> {
+pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if body.is_empty() {
         return Err(ApiError::bad("the body is empty: this method takes a JSON body"));
     }
-    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("the body is not valid JSON: {e}")))
+    serde_terms::json(body).map_err(ApiError::BadRequest)
 }
 
 /// A raw body (for methods whose body is optional); too large is 413 with no body.

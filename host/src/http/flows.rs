@@ -85,7 +85,10 @@ async fn put(
     AppBytes(body): AppBytes,
 ) -> ApiResult<Response> {
     let tenant = &caller.tenant;
-    let mut flow: Flow = serde_json::from_value(json_body(&body)?).map_err(|e| ApiError::bad(format!("the flow does not read: {e}")))?;
+    let mut flow: Flow = json_body(&body).map_err(|e| match e {
+        ApiError::BadRequest(m) => ApiError::bad(format!("the flow does not read: {m}")),
+        other => other,
+    })?;
     if !flow.name.is_empty() && flow.name != name {
         return Err(ApiError::bad(format!("the body names flow '{}', the path '{name}'", flow.name)));
     }

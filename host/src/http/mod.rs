@@ -4,6 +4,7 @@
 
 mod assets;
 mod batch;
+mod browser_policy;
 mod console;
 mod discovery;
 mod embedded;
@@ -22,6 +23,7 @@ pub(crate) mod openapi;
 mod recipients;
 mod register;
 mod secrets;
+mod serde_terms;
 mod tables;
 #[cfg(feature = "testing")]
 mod testing;
@@ -152,21 +154,22 @@ pub fn api_router(ctx: ApiContext) -> Router {
     let guarded = guarded.layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate));
     let token = oauth::router().layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst));
     let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
-    let app = Router::new()
-        .merge(guarded)
-        .merge(token)
-        .merge(open)
-        .merge(webapps::router())
-        .merge(openapi::router())
-        .merge(console::router())
+    let app =
+        Router::new().merge(guarded).merge(token).merge(open).merge(webapps::router()).merge(openapi::router()).merge(console::router());
+    observed(public(app).with_state(ctx))
+}
+
+/// What every public listener does around its routes: one payload limit (a declared length over
+/// it refused before anything is read), JSON answers labelled, and the browser policy.
+fn public(router: Router<ApiContext>) -> Router<ApiContext> {
+    router
         .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
         .layer(middleware::from_fn(negotiate::refuse_oversized))
         .layer(middleware::map_response(|mut r: axum::response::Response| async move {
             negotiate::label_json(&mut r);
             r
         }))
-        .with_state(ctx);
-    observed(app)
+        .layer(middleware::map_response(browser_policy::apply))
 }
 
 /// What every call on a public listener gets: an `X-Request-Id` (the caller's, or a new random
@@ -183,6 +186,30 @@ fn observed(router: Router) -> Router {
         }))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
+        .layer(middleware::map_request(drop_unsafe_request_id))
+}
+
+/// The longest `X-Request-Id` a client may choose.
+const MAX_REQUEST_ID: usize = 64;
+
+/// A client's `X-Request-Id` is kept only when it is short and of letters, digits and `-_.:`;
+/// any other is dropped, so that a new one is made (it goes into every log line of the call and
+/// back in the answer: a long or odd one would fill logs or forge their fields).
+async fn drop_unsafe_request_id(mut request: axum::extract::Request) -> axum::extract::Request {
+    let headers = request.headers_mut();
+    let mut ids = headers.get_all("x-request-id").iter();
+    let safe = match (ids.next(), ids.next()) {
+        (Some(id), None) => {
+            let id = id.as_bytes();
+            !id.is_empty() && id.len() <= MAX_REQUEST_ID && id.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(b))
+        }
+        (None, _) => true,
+        (Some(_), Some(_)) => false,
+    };
+    if !safe {
+        headers.remove("x-request-id");
+    }
+    request
 }
 
 /// A random 64-bit prefix drawn once per process and a counter, in hex: unique across nodes
@@ -222,14 +249,8 @@ fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.
 pub fn extensions_router(ctx: ApiContext) -> Router {
-    let app = open_extensions(&ctx)
-        .fallback(|| async { ApiError::NotFound })
-        .layer(middleware::map_response(|mut r: axum::response::Response| async move {
-            negotiate::label_json(&mut r);
-            r
-        }))
-        .with_state(ctx);
-    observed(app)
+    let app = open_extensions(&ctx).fallback(|| async { ApiError::NotFound });
+    observed(public(app).with_state(ctx))
 }
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.

@@ -14,7 +14,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{AppJson, Caller};
 use super::openapi::schemas as s;
 use super::{wire, ApiContext};
-use crate::domain::triggers::{Happening, Triggers};
+use crate::domain::triggers::{Happening, Lineage, Triggers};
 use axum::extract::State;
 
 #[derive(utoipa::OpenApi)]
@@ -44,7 +44,7 @@ async fn register(
     }
     let values = wire::assignments("Person Data", &model.def.person_data, person_data, &model.formats).map_err(ApiError::BadRequest)?;
     let r = crate::domain::recipients::create(t, values).await?;
-    ctx.flows.happened(t, r.key, Happening::Created, 0).await;
+    ctx.flows.happened(t, r.key, Happening::Created, Lineage::outside()).await;
     let id_index = model.def.recipient_id_index();
     Ok((StatusCode::CREATED, Json(s::Registered { recipient_id: r.values[id_index].to_json(&model.formats) })))
 }

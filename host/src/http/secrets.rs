@@ -60,7 +60,7 @@ async fn put(
     AppBytes(body): AppBytes,
 ) -> ApiResult<Response> {
     let t = &caller.tenant;
-    let body = json_body(&body)?;
+    let body: serde_json::Value = json_body(&body)?;
     let Some(members) = body.as_object() else { return Err(ApiError::bad(r#"the body must be {"value": "..."}"#)) };
     if let Some(other) = members.keys().find(|k| *k != "value") {
         return Err(ApiError::bad(format!(r#"unknown member '{other}': the body is {{"value": "..."}}"#)));

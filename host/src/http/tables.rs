@@ -127,8 +127,8 @@ async fn method(caller: PublicCaller, AppPath((name, method)): AppPath<(String, 
             let deleted = t.db.truncate(&scope).await?;
             Ok(Json(s::Truncated { deleted }).into_response())
         }
-        ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &json_body(&body)?).await?).into_response()),
-        ":batchDeleteRecords" => Ok(Json(batch::delete(t, &scope, &json_body(&body)?).await?).into_response()),
+        ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &json_body::<serde_json::Value>(&body)?).await?).into_response()),
+        ":batchDeleteRecords" => Ok(Json(batch::delete(t, &scope, &json_body::<serde_json::Value>(&body)?).await?).into_response()),
         _ => Err(ApiError::NotFound),
     }
 }

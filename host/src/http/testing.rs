@@ -73,7 +73,7 @@ async fn run_extension(
         id: id.clone(),
         tenant: tenant.clone(),
         context: None,
-        depth: 0,
+        lineage: Default::default(),
         journal: None,
     };
     let ran = ctx.runtime.run_input(call, kind, input).await.map_err(ApiError::BadRequest)?;

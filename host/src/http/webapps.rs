@@ -1,5 +1,7 @@
 //! Uploaded webapps, served as static sites to anyone at `/webapps/{customerId}/{name}/{path}`
-//! (a folder serves its `index.html`). Only files inside the webapp are reachable.
+//! (a folder serves its `index.html`). Only files inside the webapp are reachable, and each is
+//! served sandboxed in an opaque origin (`browser_policy`): a webapp's script cannot reach the
+//! console's session or any answer of this server.
 
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -41,8 +43,11 @@ async fn serve(
     if !tokio::fs::metadata(&file).await.is_ok_and(|m| m.is_file()) {
         return ApiError::NotFound.into_response();
     }
-    match ServeFile::new(file).oneshot(request).await {
+    let mut response = match ServeFile::new(file).oneshot(request).await {
         Ok(r) => r.into_response(),
         Err(never) => match never {},
-    }
+    };
+    // Served sandboxed, in an origin of its own (`browser_policy`); other sites may frame it.
+    response.extensions_mut().insert(super::browser_policy::Frameable);
+    response
 }

@@ -166,6 +166,9 @@ pub fn parse_wait(text: &str) -> Result<Duration, String> {
     Ok(wait)
 }
 
+/// The longest description of a flow, in characters.
+pub const MAX_DESCRIPTION: usize = 2000;
+
 /// The most nodes in one flow, `else` branches included, and the deepest nesting of branches.
 pub const MAX_NODES: usize = 100;
 pub const MAX_DEPTH: usize = 8;
@@ -176,6 +179,14 @@ pub fn problems(flow: &Flow, model: &Model) -> Vec<String> {
     let mut out = Vec::new();
     let def = &model.def;
     let trigger = &flow.trigger;
+    if let Some(description) = &flow.description {
+        if description.chars().count() > MAX_DESCRIPTION {
+            out.push(format!("the description has {} characters; at most {MAX_DESCRIPTION}", description.chars().count()));
+        }
+        if description.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+            out.push("the description holds a control character (such as NUL, U+0000); text, new lines and tabs only".into());
+        }
+    }
     let set = [trigger.event.is_some(), trigger.recipient_created.is_some(), trigger.schedule.is_some()];
     match set.iter().filter(|s| **s).count() {
         1 => {}
@@ -192,8 +203,8 @@ pub fn problems(flow: &Flow, model: &Model) -> Vec<String> {
     }
     match (&trigger.schedule, &trigger.target_group, &trigger.filter) {
         (Some(cron), group, filter) => {
-            if let Err(e) = cron.parse::<croner::Cron>() {
-                out.push(format!("trigger: schedule '{cron}' is not a cron expression (minute hour day month weekday, UTC): {e}"));
+            if let Err(e) = super::cron::parse(cron) {
+                out.push(format!("trigger: {e}"));
             }
             match (group, filter) {
                 (Some(g), None) if !def.target_groups.iter().any(|t| &t.name == g) => {
@@ -214,7 +225,7 @@ pub fn problems(flow: &Flow, model: &Model) -> Vec<String> {
         out.push("a flow needs at least one node".into());
     }
     let mut count = 0;
-    nodes(&flow.nodes, model, "node", 1, &mut count, &mut out);
+    nodes(&flow.nodes, model, "node", 0, &mut count, &mut out);
     if count > MAX_NODES {
         out.push(format!("a flow has at most {MAX_NODES} nodes; this one has {count}"));
     }
@@ -231,7 +242,8 @@ fn person_filter(text: &str, model: &Model, place: &str, out: &mut Vec<String>) 
     }
 }
 
-/// Checks `list` (at `path`, such as `node 2 else 1`), counting every node.
+/// Checks `list` (at `path`, such as `node 2 else 1`, `depth` `else` branches down), counting
+/// every node.
 fn nodes(list: &[Node], model: &Model, path: &str, depth: usize, count: &mut usize, out: &mut Vec<String>) {
     if depth > MAX_DEPTH {
         out.push(format!("{path}: branches nest at most {MAX_DEPTH} deep"));
@@ -305,7 +317,7 @@ fn extension_name(id: &str, at: &str, out: &mut Vec<String>) {
 }
 
 /// Every node of `list` with where it is (`node 2 else 1`), branches included (as deep as
-/// `MAX_DEPTH`).
+/// `MAX_DEPTH`; `depth` is how many `else` branches down `list` is, 0 at the top).
 pub fn each_node<'a>(list: &'a [Node], path: &str, depth: usize, visit: &mut dyn FnMut(&str, &'a Node)) {
     if depth > MAX_DEPTH {
         return;
@@ -319,6 +331,61 @@ pub fn each_node<'a>(list: &'a [Node], path: &str, depth: usize, visit: &mut dyn
     }
 }
 
+/// The events `flow`'s `event` nodes achieve (in `else` branches too).
+fn achieved_events(flow: &Flow) -> Vec<&str> {
+    let mut out = Vec::new();
+    each_node(&flow.nodes, "node", 0, &mut |_, node| {
+        if let Ok(NodeKind::Event(event)) = node.kind() {
+            out.push(event);
+        }
+    });
+    out
+}
+
+/// Whether the events `flow` achieves lead back, through the flows they trigger (`flow` and
+/// `others`), to the event that triggers `flow`: such a cycle would only repeat until the chain
+/// bound stops it, so it is refused when the flow is defined. Says which flows make the cycle.
+/// (A step extension that achieves events is not seen here: the chain bounds catch those.)
+pub fn event_cycle(flow: &Flow, others: &[&Flow]) -> Option<String> {
+    let start = flow.trigger.event.as_deref()?;
+    let all: Vec<&Flow> = std::iter::once(flow).chain(others.iter().copied().filter(|f| f.name != flow.name)).collect();
+    // Breadth first over events, remembering which flow achieved each first.
+    let mut achieved_by: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    let mut queue: std::collections::VecDeque<(&str, &str)> = achieved_events(flow).into_iter().map(|e| (e, flow.name.as_str())).collect();
+    while let Some((event, by)) = queue.pop_front() {
+        if achieved_by.contains_key(event) {
+            continue;
+        }
+        achieved_by.insert(event, by);
+        if event == start {
+            // Back from the trigger to `flow`: each flow, and the event that triggered it.
+            let mut path = vec![format!("event {event}")];
+            let mut at = event;
+            for _ in 0..all.len() {
+                let by = achieved_by[at];
+                path.push(format!("flow {by}"));
+                let trigger = all.iter().find(|f| f.name == by).and_then(|f| f.trigger.event.as_deref());
+                match trigger {
+                    Some(trigger) if by != flow.name => {
+                        path.push(format!("event {trigger}"));
+                        at = trigger;
+                    }
+                    _ => break,
+                }
+            }
+            path.reverse();
+            return Some(format!(
+                "the flow's events lead back to its own trigger ({}): each run would start the next until the chain bound stops it",
+                path.join(" -> ")
+            ));
+        }
+        for f in all.iter().filter(|f| f.trigger.event.as_deref() == Some(event)) {
+            queue.extend(achieved_events(f).into_iter().map(|e| (e, f.name.as_str())));
+        }
+    }
+    None
+}
+
 /// The names used twice among `flows`.
 pub fn duplicate_names(flows: &[Flow]) -> Vec<String> {
     let mut seen = HashSet::new();
@@ -328,6 +395,43 @@ pub fn duplicate_names(flows: &[Flow]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn branches_nest_eight_deep_and_no_deeper() {
+        let nested = |levels: usize| -> Flow {
+            let mut nodes = json!([{"send": "x"}]);
+            for _ in 0..levels {
+                nodes = json!([{"condition": {"filter": "AGE>1"}, "else": nodes}]);
+            }
+            serde_json::from_value(json!({"trigger": {"event": "WELCOME"}, "nodes": nodes})).unwrap()
+        };
+        assert!(problems(&nested(MAX_DEPTH), &demo()).is_empty(), "{:?}", problems(&nested(MAX_DEPTH), &demo()));
+        let deeper = problems(&nested(MAX_DEPTH + 1), &demo()).join("\n");
+        assert!(deeper.contains("branches nest at most 8 deep"), "{deeper}");
+    }
+
+    #[test]
+    fn cycles_of_events_are_found_through_other_flows() {
+        let flow = |name: &str, trigger: &str, achieves: &str| -> Flow {
+            let mut f: Flow = serde_json::from_value(
+                json!({"trigger": {"event": trigger}, "nodes": [{"condition": {"filter": "AGE>1"}, "else": [{"event": achieves}]}]}),
+            )
+            .unwrap();
+            f.name = name.into();
+            f
+        };
+        let a = flow("A", "E1", "E2");
+        let b = flow("B", "E2", "E3");
+        let c = flow("C", "E3", "E1");
+        let cycle = event_cycle(&a, &[&b, &c]).unwrap();
+        assert!(cycle.contains("flow A -> event E2 -> flow B -> event E3 -> flow C -> event E1"), "{cycle}");
+        assert!(event_cycle(&a, &[&b]).is_none());
+        let own = flow("SELF", "E1", "E1");
+        assert!(event_cycle(&own, &[]).unwrap().contains("(flow SELF -> event E1)"));
+        // Its own older version is not another flow.
+        assert!(event_cycle(&a, &[&flow("A", "E2", "E1")]).is_none());
+    }
 
     #[test]
     fn json_and_toml_read_the_same_flow() {
@@ -374,7 +478,7 @@ mod tests {
         for expected in [
             "not several",
             "unknown event 'NOPE'",
-            "'not cron' is not a cron expression",
+            "schedule 'not cron' has 2 fields",
             "node 1: condition filter 'COLOUR==red': unknown Person Data field COLOUR",
             "node 1 else 1: set: field AGE expects a NUMBER",
             "node 1 else 1: set: the Recipient Id USER_ID cannot change",

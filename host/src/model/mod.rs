@@ -1,6 +1,7 @@
 //! An instance's data model: the operator's declarative definition, its validation, the typed
 //! values of its fields, and the plan for changing a live instance without losing data.
 
+pub mod cron;
 pub mod definition;
 pub mod evolve;
 pub mod flow;

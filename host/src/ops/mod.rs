@@ -2,6 +2,7 @@
 //! (Prometheus text), `/healthz` (the process answers) and `/readyz` (the control database answers
 //! and the server accepts calls: 503 otherwise), for scrapers, load balancers and orchestrators.
 
+pub mod logs;
 pub mod metrics;
 
 use std::sync::Arc;

@@ -58,7 +58,8 @@ impl Executor {
             Err(e) => return JobOutcome::Failed(format!("the stored request is not valid: {e}")),
         };
         let deadline = self.runtime.deadline_within(&extension.config, self.execution_limit);
-        let call = Call { extension, id: job.extension.clone(), tenant, deadline, context: None, depth: 0, journal: None };
+        let call =
+            Call { extension, id: job.extension.clone(), tenant, deadline, context: None, lineage: Default::default(), journal: None };
         match self.runtime.call_http(call, request).await {
             Ok(response) => {
                 let (parts, body) = response.into_parts();

@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 use crate::connections::InFlight;
 use crate::paging::Clock;
 use crate::runtime::Runtime;
-use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, JobState, NewJob, StoredResponse};
+use crate::store::jobs::{ClaimedJob, Door, JobOutcome, JobPayload, JobState, NewJob, StoredResponse};
 use crate::store::{ControlDb, StoreResult};
 use crate::tenants::Tenants;
 
@@ -254,12 +254,13 @@ impl Queue {
 
     /// The status of a queued execution of `customer_id`; `None` when there is no such id for
     /// that instance (or its result's retention is over).
-    pub async fn status(&self, customer_id: &str, queue_id: &str) -> StoreResult<Option<Status>> {
+    pub async fn status(&self, customer_id: &str, door: Door, queue_id: &str) -> StoreResult<Option<Status>> {
         if !looks_like_queue_id(queue_id) {
             return Ok(None);
         }
         let Some(job) = self.control.job(queue_id).await? else { return Ok(None) };
-        if job.customer_id != customer_id {
+        // Another instance's call, or one made through the other endpoint: as unknown.
+        if job.customer_id != customer_id || job.door != Some(door) {
             return Ok(None);
         }
         let now = self.clock.now_millis();

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::domain::triggers::Happening;
-use crate::model::Value;
 use crate::runtime::config::Alert;
 use crate::runtime::{Call, CallFailure, ExtensionKind, Runtime};
 use crate::store::jobs::{ClaimedJob, JobOutcome};
@@ -33,7 +32,15 @@ pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir:
     };
     let alert = extension.config.alert.clone();
     let deadline = runtime.deadline_within(&extension.config, limit);
-    let call = Call { extension, id: id.clone(), tenant: Arc::clone(&tenant), deadline, context: None, depth: 0, journal: None };
+    let call = Call {
+        extension,
+        id: id.clone(),
+        tenant: Arc::clone(&tenant),
+        deadline,
+        context: None,
+        lineage: Default::default(),
+        journal: None,
+    };
     let at = runtime.clock().now_millis();
     let started = Instant::now();
     let (status, message) = match runtime.call_monitor(call).await {
@@ -62,7 +69,7 @@ pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir:
         None => status != HEALTHY,
     };
     if changed {
-        tracing::warn!(instance = tenant.customer_id(), monitor = %id, from = previous.as_deref().unwrap_or("none"), to = status, message = %run.message, "a monitor's status changed");
+        tracing::warn!(instance = tenant.customer_id(), monitor = %id, from = previous.as_deref().unwrap_or("none"), to = status, monitor_message = %run.message, "a monitor's status changed");
         if let Some(alert) = alert {
             if let Err(why) = raise(runtime, &tenant, &alert).await {
                 tracing::warn!(instance = tenant.customer_id(), monitor = %id, event = %alert.event, "a monitor's alert could not be raised: {why}");
@@ -81,25 +88,19 @@ async fn raise(runtime: &Arc<Runtime>, tenant: &Arc<Tenant>, alert: &Alert) -> R
     let model = &tenant.model;
     let index = model.def.recipient_id_index();
     let field = &model.def.person_data[index];
-    let value = match &alert.recipient {
-        serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or_default()),
-        serde_json::Value::String(text) => {
-            Value::from_text(field.ty, text, &model.formats).map_err(|e| format!("the recipient {text}: {e}"))?
-        }
-        other => return Err(format!("the recipient {other} is not a Recipient Id")),
-    };
+    let value = crate::domain::recipients::recipient_id(model, &alert.recipient)?;
     let recipient = crate::domain::recipients::find(tenant, index, &value)
         .await
-        .map_err(|e| format!("{e:?}"))?
+        .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no recipient has {} {}", field.name, alert.recipient))?;
     crate::domain::recipients::achieve_event(tenant, recipient.key, &alert.event, runtime.clock().now_utc()).await.map_err(
         |e| match e {
             crate::domain::DomainError::NotFound => format!("the instance defines no event {}", alert.event),
-            e => format!("{e:?}"),
+            e => e.to_string(),
         },
     )?;
     if let Some(triggers) = runtime.triggers() {
-        triggers.happened(tenant, recipient.key, Happening::EventAchieved(&alert.event), 0).await;
+        triggers.happened(tenant, recipient.key, Happening::EventAchieved(&alert.event), crate::domain::triggers::Lineage::outside()).await;
     }
     Ok(())
 }

@@ -141,12 +141,12 @@ impl Runtime {
             id: name.clone(),
             tenant: Arc::clone(tenant),
             context: None,
-            depth: 0,
+            lineage: Default::default(),
             journal: None,
         };
         let made = match self.call_authheader(call, outbound).await {
             Ok(Ok(made)) => made,
-            Ok(Err(reason)) => return Err(failed(format!("it declined: {reason}"))),
+            Ok(Err(reason)) => return Err(failed(reason)),
             Err(CallFailure::Deadline) => return Err(failed("it ran past its deadline".into())),
             Err(CallFailure::Failed(reason)) => return Err(failed(reason)),
         };
@@ -168,7 +168,9 @@ fn checked_headers(made: Vec<(String, String)>) -> Result<Headers, String> {
     }
     made.into_iter()
         .map(|(name, value)| {
-            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("'{name}' is not a header name"))?;
+            // Neither the name nor the value is quoted: both are the guest's text, which may hold
+            // a secret in any form.
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| "one of its header names is not a valid one".to_string())?;
             if RESERVED.contains(&header.as_str()) {
                 return Err(format!("it may not set the '{header}' header"));
             }
@@ -216,7 +218,7 @@ mod tests {
         assert_eq!(ok[0].0, "authorization");
         assert!(ok[0].1.is_sensitive());
         let e = checked_headers(vec![("bad name".into(), "Bearer abc".into())]).unwrap_err();
-        assert!(e.contains("not a header name"));
+        assert!(e.contains("not a valid one") && !e.contains("bad name"), "{e}");
         let e = checked_headers(vec![("x-key".into(), "line\nbreak-secret".into())]).unwrap_err();
         assert!(e.contains("x-key") && !e.contains("secret"), "{e}");
         assert!(checked_headers(vec![("Host".into(), "evil".into())]).unwrap_err().contains("'host'"));

@@ -38,8 +38,9 @@ pub struct Call {
     pub deadline: Duration,
     /// The contextual data of the triggering call (JSON), given to the guest's `context`.
     pub context: Option<String>,
-    /// How many chained events led to this call (see `domain::triggers`); 0 outside flows.
-    pub depth: i64,
+    /// Where this call stands in a chain of events (see `domain::triggers`); an outside call's
+    /// (`Lineage::outside()`) outside flow runs.
+    pub lineage: crate::domain::triggers::Lineage,
     /// A local run's (`authoring`): where the platform functions note what the call writes, and
     /// where its record goes instead of the instance's execution logs. None in production.
     pub journal: Option<Journal>,
@@ -102,7 +103,7 @@ impl Runtime {
         call: Call,
         mut invocation: I,
     ) -> impl Future<Output = (Result<I::Output, CallFailure>, Vec<String>)> + Send + 'static {
-        let Call { extension, id, tenant, deadline, context, depth, journal } = call;
+        let Call { extension, id, tenant, deadline, context, lineage, journal } = call;
         let recorder = invocation.recorder();
         let answered_error = invocation.answered_error();
         let authorizer =
@@ -127,7 +128,7 @@ impl Runtime {
         let state = store.data_mut();
         state.secrets = I::READS_SECRETS.then(|| self.secrets.clone());
         state.context = context;
-        state.depth = depth;
+        state.lineage = lineage;
         state.triggers = self.triggers.get().cloned();
         state.journal = journal.clone();
         let warm = Arc::clone(&self.warm);
@@ -175,9 +176,13 @@ impl Runtime {
                 Err(CallFailure::Failed(reason)) if reason.contains("memory allocation") || reason.contains("out of memory") => "memory",
                 Err(CallFailure::Failed(_)) => "failed",
             };
+            // What a guest that reads secrets writes (its log, output, trap message) is written by
+            // the code that holds them, in any form it likes (reversed, spaced out): none of it
+            // is kept or passed on, only the outcome, a fixed message and the duration.
+            let (result, logged) = if I::READS_SECRETS { withheld(result, &logged, outcome) } else { (result, logged) };
             crate::ops::metrics::extension_execution(I::KIND, outcome, store.data().tenant.customer_id(), started.elapsed().as_secs_f64());
             let failed = logged != "ok";
-            let (mut entry, tenant) = execution_log(&store, &id, started, logged);
+            let (mut entry, tenant) = execution_log(&store, &id, started, logged, I::READS_SECRETS);
             if failed {
                 entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
             }
@@ -209,8 +214,42 @@ impl Runtime {
 
 /// What the execution left (log lines, captured output, what failed in its outbound requests)
 /// for the instance's operator, without the credentials it saw.
-fn execution_log(store: &Store<CallState>, extension: &str, started: Instant, outcome: String) -> (ExecutionLog, Arc<Tenant>) {
+/// The text an execution of a guest that reads secrets leaves instead of its own.
+pub const WITHHELD: &str = "its own text is not kept (it holds the instance's secrets)";
+
+/// `result` and the logged outcome of a guest that reads secrets, with its own text replaced.
+fn withheld<T>(result: Result<T, CallFailure>, logged: &str, outcome: &str) -> (Result<T, CallFailure>, String) {
+    match result {
+        Err(CallFailure::Failed(_)) => {
+            let why = if outcome == "memory" { "it ran out of memory" } else { "it trapped" };
+            (Err(CallFailure::Failed(format!("{why}; {WITHHELD}"))), format!("failed: {why}"))
+        }
+        Ok(output) if logged.starts_with("error:") => (Ok(output), format!("error: it declined; {WITHHELD}")),
+        other => (other, logged.to_string()),
+    }
+}
+
+fn execution_log(
+    store: &Store<CallState>,
+    extension: &str,
+    started: Instant,
+    outcome: String,
+    withhold: bool,
+) -> (ExecutionLog, Arc<Tenant>) {
     let state = store.data();
+    if withhold {
+        let entry = ExecutionLog {
+            extension: extension.to_string(),
+            at: crate::store::now_millis(),
+            duration_ms: started.elapsed().as_millis() as i64,
+            outcome,
+            log: Vec::new(),
+            stdout: String::new(),
+            stderr: String::new(),
+            input: None,
+        };
+        return (entry, Arc::clone(&state.tenant));
+    }
     // Most calls saw no credential: their record is taken as it is.
     let hide = |text: String| if state.revealed.is_empty() { text } else { redact(&text, &state.revealed) };
     let mut log: Vec<String> = state.log.iter().map(|line| hide(line.clone())).collect();

@@ -99,12 +99,7 @@ impl Schedule {
                 _ => Err(format!("'schedule' '{text}' must be from every 1m to every 30d (a monitor runs at most once a minute)")),
             };
         }
-        if text.split_whitespace().count() != 5 {
-            return Err(format!(
-                "'schedule' '{text}' is neither 'every <n><s|m|h|d>' nor five-field cron (minute hour day month weekday, UTC)"
-            ));
-        }
-        text.parse::<croner::Cron>().map_err(|e| format!("'schedule' '{text}' is not a cron expression: {e}"))?;
+        crate::model::cron::parse(text).map_err(|e| format!("{e}; or write 'every <n><s|m|h|d>'"))?;
         Ok(Schedule::Cron(text.to_string()))
     }
 
@@ -439,7 +434,7 @@ mod tests {
             (serde_json::json!({"bound_hosts": ["http://a.com"]}), "in 'bound_hosts' is not a host name"),
             (serde_json::json!({"schedule": "every 30s"}), "at most once a minute"),
             (serde_json::json!({"schedule": "every 5 weeks"}), "such as 'every 5m'"),
-            (serde_json::json!({"schedule": "* * * * * *"}), "five-field cron"),
+            (serde_json::json!({"schedule": "* * * * * *"}), "has 6 fields; a schedule has five"),
             (serde_json::json!({"schedule": "61 * * * *"}), "not a cron expression"),
             (serde_json::json!({"schedule": 5}), "must be text"),
             (serde_json::json!({"alert": {"event": "X"}}), "'alert' must be"),

@@ -40,6 +40,39 @@ impl ExtensionKind {
     pub const ALL: [ExtensionKind; 5] =
         [ExtensionKind::Step, ExtensionKind::Condition, ExtensionKind::Http, ExtensionKind::Monitor, ExtensionKind::Authheader];
 
+    /// The type whose export a component has, read from its top-level exports without compiling
+    /// it (for tools that only need to know, such as `herald extension deploy`).
+    pub fn of_component(wasm: &[u8]) -> Result<ExtensionKind, String> {
+        if !wasmparser::Parser::is_component(wasm) {
+            return Err("the file is not a WebAssembly component".into());
+        }
+        let mut exports = Vec::new();
+        let mut depth = 0usize;
+        for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+            match payload.map_err(|e| format!("the component does not read: {e}"))? {
+                wasmparser::Payload::ModuleSection { .. } | wasmparser::Payload::ComponentSection { .. } => depth += 1,
+                wasmparser::Payload::End(_) => depth = depth.saturating_sub(1),
+                wasmparser::Payload::ComponentExportSection(reader) if depth == 0 => {
+                    for export in reader {
+                        let name = export.map_err(|e| format!("the component does not read: {e}"))?.name;
+                        exports.push(match name.version_suffix {
+                            Some(version) if !name.name.contains('@') => format!("{}{version}", name.name),
+                            _ => name.name.to_string(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        ExtensionKind::ALL.into_iter().find(|kind| exports.iter().any(|e| e.starts_with(kind.required_export()))).ok_or_else(|| {
+            format!(
+                "the component exports none of the interfaces of an extension type ({}); it exports {}",
+                ExtensionKind::names(),
+                exports.join(", ")
+            )
+        })
+    }
+
     pub fn parse(name: &str) -> Option<ExtensionKind> {
         ExtensionKind::ALL.into_iter().find(|k| k.name() == name)
     }

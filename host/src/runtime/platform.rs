@@ -44,6 +44,17 @@ fn invalid(message: impl Into<String>) -> GuestError {
     GuestError::Invalid(message.into())
 }
 
+/// A guest error's text as the REST API would say it (no Rust names), for the places that carry
+/// one refusal inside another (an entry of a batch).
+fn guest_text(e: GuestError) -> String {
+    match e {
+        GuestError::Invalid(m) | GuestError::Conflict(m) => m,
+        GuestError::NotFound => "not found".into(),
+        GuestError::Forbidden => "forbidden".into(),
+        GuestError::LimitExceeded => "a limit of the instance is reached".into(),
+    }
+}
+
 fn from_store(e: StoreError) -> GuestError {
     match e {
         StoreError::Conflict(m) => GuestError::Conflict(m),
@@ -230,7 +241,7 @@ impl recipients_write::Host for CallState {
                             .iter()
                             .position(|d| d.name == f.name)
                             .ok_or_else(|| format!("unknown field {}.{}", table, f.name))?;
-                        to_model(def.fields[i].ty, &f.name, f.value, model).map(|v| (i, v)).map_err(|e| format!("{e:?}"))
+                        to_model(def.fields[i].ty, &f.name, f.value, model).map(|v| (i, v)).map_err(guest_text)
                     })
                     .collect::<Result<Vec<_>, String>>()
             })
@@ -253,7 +264,7 @@ impl recipients_write::Host for CallState {
         let (index, value) = unique_key(model, &key_field, key)?;
         let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
         let id_field = def.identifier();
-        let ids = ids.into_iter().map(|v| to_model(id_field.ty, &id_field.name, v, model).map_err(|e| format!("{e:?}"))).collect();
+        let ids = ids.into_iter().map(|v| to_model(id_field.ty, &id_field.name, v, model).map_err(guest_text)).collect();
         let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = tenant.db.batch_delete(&scope, ids).await.map_err(from_store)?;
         let deleted = outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32;
@@ -281,10 +292,10 @@ impl CallState {
     /// Starts the flows that `what` triggers, one event further down the chain than this call.
     fn happened<'a>(&self, key: i64, what: Happening<'a>) -> impl std::future::Future<Output = ()> + Send + 'a {
         // What the flows need, taken out of the call's state (which is not `Sync`).
-        let (triggers, tenant, depth) = (self.triggers.clone(), Arc::clone(&self.tenant), self.depth + 1);
+        let (triggers, tenant, lineage) = (self.triggers.clone(), Arc::clone(&self.tenant), self.lineage.next());
         async move {
             if let Some(triggers) = triggers {
-                triggers.happened(&tenant, key, what, depth).await;
+                triggers.happened(&tenant, key, what, lineage).await;
             }
         }
     }

@@ -35,8 +35,8 @@ pub struct CallState {
     pub context: Option<String>,
     /// Starts the flows that an event achieved or a recipient created by this call triggers.
     pub triggers: Option<Arc<dyn crate::domain::triggers::Triggers>>,
-    /// How many chained events led to this call (a flow's run depth; 0 outside flows).
-    pub depth: i64,
+    /// Where this call stands in a chain of events (a flow run's; an outside call's otherwise).
+    pub lineage: crate::domain::triggers::Lineage,
     /// The secrets key ring: only for the calls of authheader extensions (`secrets.get`).
     pub secrets: Option<crate::secrets::KeyRing>,
     /// Credentials this call saw (secret values read, headers made): removed from its log and
@@ -74,7 +74,7 @@ impl CallState {
             log: Vec::new(),
             context: None,
             triggers: None,
-            depth: 0,
+            lineage: Default::default(),
             secrets: None,
             revealed: Vec::new(),
             journal: None,
@@ -111,7 +111,7 @@ impl CallState {
         self.tenant = tenant;
         self.log.clear();
         self.context = None;
-        self.depth = 0;
+        self.lineage = Default::default();
         self.revealed.clear();
         self.journal = None;
         self.stdout.clear();

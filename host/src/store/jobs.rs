@@ -62,13 +62,40 @@ impl JobPayload {
     }
 }
 
-/// Method, `/{path}?{query}`, headers and body of a call.
+/// Method, `/{path}?{query}`, headers and body of a call, and the endpoint it came through.
 #[derive(Debug, Clone, Default)]
 pub struct CapturedRequest {
     pub method: String,
     pub uri: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    pub door: Door,
+}
+
+/// The endpoint an asynchronous call came through: its status is answered on that endpoint's
+/// status path only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Door {
+    #[default]
+    Secure,
+    Open,
+}
+
+impl Door {
+    fn as_str(self) -> &'static str {
+        match self {
+            Door::Secure => "secure",
+            Door::Open => "open",
+        }
+    }
+
+    fn parse(text: Option<&str>) -> Option<Door> {
+        match text {
+            Some("secure") => Some(Door::Secure),
+            Some("open") => Some(Door::Open),
+            _ => None,
+        }
+    }
 }
 
 /// A job a worker took.
@@ -125,26 +152,28 @@ pub enum JobState {
 #[derive(Debug, Clone)]
 pub struct JobView {
     pub customer_id: String,
+    /// The endpoint the call came through (None: a row written before doors were kept).
+    pub door: Option<Door>,
     pub state: JobState,
     pub finished_at: Option<i64>,
 }
 
-const CLAIMED_COLUMNS: &str = "id, customer_id, extension, method, uri, headers, body, kind, payload";
+const CLAIMED_COLUMNS: &str = "id, customer_id, extension, method, uri, headers, body, kind, payload, door";
 
 impl ControlDb {
     /// Stores accepted jobs in one transaction: when this returns, they survive a crash.
     pub async fn insert_jobs(&self, jobs: &[NewJob]) -> StoreResult<()> {
         let sql = self.db.sql(
-            "INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, kind, payload, method, uri, headers, body)
-             VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, kind, payload, method, uri, headers, body, door)
+             VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)",
         );
         let mut tx = self.db.write.begin().await?;
         let no_request = CapturedRequest::default();
         for job in jobs {
             // The request columns hold an http job's request (and are empty for other kinds).
-            let request = match &job.payload {
-                JobPayload::Http(request) => request,
-                JobPayload::Flow(_) | JobPayload::Monitor(_) | JobPayload::Unsupported(_) => &no_request,
+            let (request, door) = match &job.payload {
+                JobPayload::Http(request) => (request, Some(request.door.as_str())),
+                JobPayload::Flow(_) | JobPayload::Monitor(_) | JobPayload::Unsupported(_) => (&no_request, None),
             };
             let payload = job.payload.json();
             sqlx::query(&sql)
@@ -158,6 +187,7 @@ impl ControlDb {
                 .bind(&request.uri)
                 .bind(encode_headers(&request.headers))
                 .bind(&request.body)
+                .bind(door)
                 .execute(&mut *tx)
                 .await?;
         }
@@ -284,7 +314,7 @@ impl ControlDb {
     /// A job by its queue id.
     pub async fn job(&self, id: &str) -> StoreResult<Option<JobView>> {
         let row = sqlx::query(&self.db.sql(
-            "SELECT customer_id, state, accepted_at, finished_at, response_status, response_headers, response_body, outcome
+            "SELECT customer_id, state, accepted_at, finished_at, response_status, response_headers, response_body, outcome, door
              FROM extension_jobs WHERE id = ? AND kind = 'http'",
         ))
         .bind(id)
@@ -301,7 +331,7 @@ impl ControlDb {
             _ if r.get::<Option<&str>, _>(7) == Some("deadline") => JobState::Deadline,
             _ => JobState::Failed,
         };
-        Ok(Some(JobView { customer_id: r.get(0), state, finished_at: r.get(3) }))
+        Ok(Some(JobView { customer_id: r.get(0), door: Door::parse(r.get::<Option<&str>, _>(8)), state, finished_at: r.get(3) }))
     }
 
     /// Jobs whose node is gone (no heartbeat since `alive_since`, wall-clock milliseconds; or
@@ -351,6 +381,7 @@ fn decode_claimed(r: &AnyRow) -> StoreResult<ClaimedJob> {
             uri: r.get(4),
             headers: decode_headers(r.get::<&str, _>(5))?,
             body: r.get(6),
+            door: Door::parse(r.get::<Option<&str>, _>(9)).unwrap_or_default(),
         }),
         "flow" => JobPayload::Flow(r.get::<Option<String>, _>(8).unwrap_or_default()),
         "monitor" => JobPayload::Monitor(r.get::<Option<String>, _>(8).unwrap_or_default()),
@@ -397,8 +428,13 @@ mod tests {
     async fn payloads_keep_their_kind_and_an_unknown_kind_is_claimed_not_fatal() {
         let dir = tempfile::tempdir().unwrap();
         let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
-        let request =
-            CapturedRequest { method: "POST".into(), uri: "/x".into(), headers: vec![("a".into(), "b".into())], body: b"hi".to_vec() };
+        let request = CapturedRequest {
+            method: "POST".into(),
+            uri: "/x".into(),
+            headers: vec![("a".into(), "b".into())],
+            body: b"hi".to_vec(),
+            door: Door::Open,
+        };
         let job = NewJob {
             id: "1".repeat(32),
             customer_id: "demo".into(),
@@ -416,9 +452,12 @@ mod tests {
         let claimed = control.claim_jobs("demo", 10, 3, "node").await.unwrap();
         assert_eq!(claimed.len(), 2);
         match &claimed[0].payload {
-            JobPayload::Http(r) => assert_eq!((r.method.as_str(), r.body.as_slice(), r.headers.len()), ("POST", &b"hi"[..], 1)),
+            JobPayload::Http(r) => {
+                assert_eq!((r.method.as_str(), r.body.as_slice(), r.headers.len(), r.door), ("POST", &b"hi"[..], 1, Door::Open))
+            }
             other => panic!("{other:?}"),
         }
         assert!(matches!(&claimed[1].payload, JobPayload::Unsupported(kind) if kind == "flow-step"));
+        assert_eq!(control.job(&"1".repeat(32)).await.unwrap().unwrap().door, Some(Door::Open));
     }
 }

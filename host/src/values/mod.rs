@@ -8,7 +8,7 @@ pub mod value;
 use serde::{Deserialize, Serialize};
 
 pub use format::Pattern;
-pub use value::Value;
+pub use value::{is_recipient_number, Value, MAX_EXACT_NUMBER};
 
 /// The types a field can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,6 +21,12 @@ pub const MAX_EXACT_NUMBER: f64 = 9_007_199_254_740_991.0;
 pub const MAX_INDEXED_TEXT: usize = 2000;
 /// The first and last years of a DATE or TIMESTAMP.
 pub const FIRST_YEAR: i32 = 1000;
+
+/// Whether `n` may be a NUMBER Recipient Id: a whole number from 1 to 2^53 − 1, so that the next
+/// one is exact and every client reads it back as the same number.
+pub fn is_recipient_number(n: f64) -> bool {
+    n.fract() == 0.0 && (1.0..=MAX_EXACT_NUMBER).contains(&n)
+}
 pub const LAST_YEAR: i32 = 9999;
 
 /// One field's value.

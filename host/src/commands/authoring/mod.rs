@@ -6,6 +6,7 @@
 //! changes from the call's journal, and throws the copy away: the real data is never opened for
 //! writing, and the execution reads its own writes as it would in production.
 
+pub mod deploy;
 pub mod new;
 pub mod replay;
 pub mod run;
@@ -63,7 +64,7 @@ impl Local {
             id: id.to_string(),
             tenant: Arc::clone(&self.tenant),
             context: None,
-            depth: 0,
+            lineage: Default::default(),
             journal: Some(journal.clone()),
         }
     }

@@ -121,6 +121,10 @@ fn language_name(lang: Language) -> &'static str {
     }
 }
 
+/// The componentize-py a Python project installs for itself when none is given or on PATH: the
+/// version the test suite builds its Python guests with (`scripts/guest-tools.sh`).
+const COMPONENTIZE_PY: &str = "0.25.1";
+
 /// What the templates' `{{placeholders}}` become.
 struct Values(Vec<(&'static str, String)>);
 
@@ -165,6 +169,7 @@ impl Values {
             ("config_flags", config_flags.to_string()),
             ("prepare", prepare.to_string()),
             ("run_flags", run_flags.to_string()),
+            ("componentize_py", COMPONENTIZE_PY.to_string()),
         ])
     }
 

@@ -9,7 +9,7 @@ use axum::{Json, Router};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
-use crate::assets::{contexts, list, Kind, RelPath};
+use crate::assets::{contexts, Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
@@ -31,7 +31,7 @@ async fn list_schemas(
     AppQuery(q): AppQuery<ListQuery>,
 ) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let media = media(&ctx, &caller.tenant);
-    let entries = list(&media.path(Kind::Contexts, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
+    let (_, entries) = q.entries(&media, Kind::Contexts).await?;
     Ok(Json(entries.iter().map(|e| s::AssetListItem::new(&e.name, e.is_folder)).collect()))
 }
 

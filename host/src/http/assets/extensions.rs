@@ -75,7 +75,12 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     };
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record, &content).await?;
-    let body = s::StoredAsset { r#type: Some(record.kind), sha256: Some(record.sha256), ..stored("extensions", &path, record.size) };
+    let id = path.as_text().trim_end_matches(".wasm").replace('/', "%252F");
+    let url = (kind == ExtensionKind::Http).then(|| match config.open {
+        true => format!("/extensions/open/{}/{id}", tenant.customer_id()),
+        false => format!("/extensions/secure/{id}"),
+    });
+    let body = s::StoredAsset { r#type: Some(record.kind), sha256: Some(record.sha256), url, ..stored("extensions", &path, record.size) };
     let status = if replace { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(body)).into_response())
 }
@@ -88,6 +93,7 @@ async fn check_against_instance(tenant: &crate::tenants::Tenant, path: &str, con
         if !tenant.model.def.events.iter().any(|e| e.name == alert.event) {
             return Err(ApiError::bad(format!("'alert' names event '{}', which the instance does not define", alert.event)));
         }
+        crate::domain::recipients::recipient_id(&tenant.model, &alert.recipient).map_err(|e| ApiError::bad(format!("'alert': {e}")))?;
     }
     if config.bound_hosts.is_empty() {
         return Ok(());

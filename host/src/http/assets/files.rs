@@ -9,7 +9,7 @@ use axum::{Json, Router};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
-use crate::assets::{list, references, Kind, RelPath};
+use crate::assets::{references, Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
@@ -39,10 +39,7 @@ pub(super) fn router() -> Router<ApiContext> {
 
 async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQuery) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let media = media(ctx, &caller.tenant);
-    let folder = q.folder()?;
-    let Some(entries) = list(&media.path(kind, &folder)).await.map_err(io_fault)? else {
-        return if folder.is_root() { Ok(Json(Vec::new())) } else { Err(ApiError::NotFound) };
-    };
+    let (folder, entries) = q.entries(&media, kind).await?;
     let needles: Vec<(String, Option<String>)> = entries
         .iter()
         .map(|e| {

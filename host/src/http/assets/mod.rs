@@ -52,6 +52,17 @@ impl ListQuery {
     fn folder(&self) -> ApiResult<RelPath> {
         RelPath::parse("folder", self.folder.as_deref().unwrap_or("")).map_err(ApiError::BadRequest)
     }
+
+    /// The folder asked for and its entries: every kind's list answers 404 for a folder that is
+    /// not there, and an empty list for the top of a kind nothing was uploaded to yet.
+    async fn entries(&self, media: &MediaArea, kind: crate::assets::Kind) -> ApiResult<(RelPath, Vec<crate::assets::Entry>)> {
+        let folder = self.folder()?;
+        match crate::assets::list(&media.path(kind, &folder)).await.map_err(io_fault)? {
+            Some(entries) => Ok((folder, entries)),
+            None if folder.is_root() => Ok((folder, Vec::new())),
+            None => Err(ApiError::NotFound),
+        }
+    }
 }
 
 fn io_fault(e: std::io::Error) -> ApiError {
@@ -59,5 +70,5 @@ fn io_fault(e: std::io::Error) -> ApiError {
 }
 
 fn stored(kind: &str, path: &RelPath, size: u64) -> StoredAsset {
-    StoredAsset { path: format!("{kind}/{}", path.as_text()), size, r#type: None, sha256: None }
+    StoredAsset { path: format!("{kind}/{}", path.as_text()), size, r#type: None, sha256: None, url: None }
 }

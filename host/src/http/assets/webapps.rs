@@ -11,7 +11,7 @@ use super::upload::{self, Form};
 use super::{io_fault, media, ListQuery};
 use crate::assets::quota::{full_message, Budget};
 use crate::assets::webapps::{self, Refusal};
-use crate::assets::{list, Kind, RelPath};
+use crate::assets::{Kind, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
@@ -32,7 +32,7 @@ async fn list_webapps(
     AppQuery(q): AppQuery<ListQuery>,
 ) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let media = media(&ctx, &caller.tenant);
-    let entries = list(&media.path(Kind::Webapps, &q.folder()?)).await.map_err(io_fault)?.unwrap_or_default();
+    let (_, entries) = q.entries(&media, Kind::Webapps).await?;
     Ok(Json(entries.iter().map(|e| s::AssetListItem::new(&e.name, e.is_folder)).collect()))
 }
 

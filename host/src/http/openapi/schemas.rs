@@ -449,6 +449,10 @@ pub struct StoredAsset {
     pub r#type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// An http extension: where it is called, a path on this server (the open endpoint with the
+    /// instance's customerId, or the secure endpoint; a folder's `/` written `%252F`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// A stored webapp and where it is served.

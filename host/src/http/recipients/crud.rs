@@ -12,7 +12,7 @@ use super::json::{created, recipient_json};
 use super::paged::{self, CollectionQuery};
 use super::stream;
 use crate::domain;
-use crate::domain::triggers::{Happening, Triggers};
+use crate::domain::triggers::{Happening, Lineage, Triggers};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppJson, AppPath, AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
@@ -62,7 +62,7 @@ async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, AppJson(bod
     let values = wire::assignments("Person Data", &t.model.def.person_data, wire::person_data(&body)?, &t.model.formats)
         .map_err(ApiError::BadRequest)?;
     let r = domain::recipients::create(t, values).await?;
-    ctx.flows.happened(t, r.key, Happening::Created, 0).await;
+    ctx.flows.happened(t, r.key, Happening::Created, Lineage::outside()).await;
     Ok(created(&t.model, &r))
 }
 
@@ -109,7 +109,7 @@ async fn upsert(
             values.retain(|(i, _)| *i != target.field);
             values.push((target.field, target.value));
             let r = domain::recipients::create(t, values).await?;
-            ctx.flows.happened(t, r.key, Happening::Created, 0).await;
+            ctx.flows.happened(t, r.key, Happening::Created, Lineage::outside()).await;
             Ok(created(model, &r))
         }
     }

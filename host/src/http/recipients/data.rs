@@ -9,7 +9,7 @@ use serde_json::Value as Json_;
 
 use super::identity::resolve;
 use crate::domain;
-use crate::domain::triggers::Happening;
+use crate::domain::triggers::{Happening, Lineage};
 use crate::flows::FlowEngine;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{decode_twice, json_body, AppBytes, AppPath, AppQuery, PublicCaller};
@@ -79,7 +79,7 @@ async fn otm_batch(
     if !matches!(method.as_str(), ":batchUpdateRecords" | ":batchDeleteRecords") {
         return Err(ApiError::NotFound);
     }
-    let body = json_body(&body)?;
+    let body: serde_json::Value = json_body(&body)?;
     let r = resolve(t, &id).await?;
     let scope = domain::tables::one_to_many(t, &def.name, r.key)?;
     let report = match method.as_str() {
@@ -125,7 +125,7 @@ async fn achieve_event(
         return Err(ApiError::NotFound);
     }
     let r = resolve(t, &id).await?;
-    let body = if body.is_empty() { None } else { Some(json_body(&body)?) };
+    let body: Option<serde_json::Value> = if body.is_empty() { None } else { Some(json_body(&body)?) };
     let context = crate::flows::context::read(body, t, &crate::http::assets::media(&ctx, t)).await.map_err(ApiError::BadRequest)?;
     let what = Happening::EventAchieved(&event);
     let triggered = FlowEngine::triggered(t, what).await?;
@@ -134,7 +134,8 @@ async fn achieve_event(
     let now = ctx.clock.now_utc();
     domain::recipients::achieve_event(t, r.key, &event, now).await?;
     // The contextual data goes to these runs alone, and the runs' ids to the caller.
-    let runs = ctx.flows.start(t, r.key, &triggered, what, context.as_ref(), 0).await?;
+    // An outside call: no chain yet, so its runs always start.
+    let runs = ctx.flows.start(t, r.key, &triggered, what, context.as_ref(), &Lineage::outside()).await?.unwrap_or_default();
     Ok(Json(s::AchievedEvent { event_id: event, achieved_at: t.model.formats.timestamp.format_timestamp(now), flow_runs: runs }))
 }
 

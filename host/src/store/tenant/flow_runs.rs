@@ -129,15 +129,51 @@ fn decode(r: &AnyRow) -> Result<FlowRun, sqlx::Error> {
     })
 }
 
+/// How long a chain's count of runs is kept after its first chained run: a week.
+pub const CHAIN_KEPT_MS: i64 = 7 * 24 * 3600 * 1000;
+
 impl TenantDb {
     /// Stores new runs, each where it is (just started, or already run by a sweep), in one
     /// transaction, [`ROWS_PER_INSERT`] to a statement: a sweep's batch of 500 runs was 500
     /// statements, each a round trip to the database while every other write of the instance
     /// (its steps', the API's) waited for the turn.
     pub async fn insert_flow_runs(&self, runs: &[(NewFlowRun, RunProgress)]) -> StoreResult<()> {
-        let row = format!("({})", vec!["?"; 14].join(", "));
+        let mut turn = self.db.group.turn().await?;
+        let done = self.insert_runs(&mut turn, runs).await;
+        turn.finish(done).await
+    }
+
+    /// Stores runs started by an event achieved inside chain `chain` (see
+    /// `domain::triggers::Lineage`), counted against the chain's bound of `max` runs in the same
+    /// transaction: false, and nothing stored, when they would take the chain past it. A chain's
+    /// count is kept for `CHAIN_KEPT_MS` after its first chained run (then forgotten, so a chain
+    /// that waits longer than that starts counting again).
+    pub async fn insert_chained_flow_runs(&self, chain: &str, max: i64, now: i64, runs: &[(NewFlowRun, RunProgress)]) -> StoreResult<bool> {
+        let n = runs.len() as i64;
+        if n > max {
+            return Ok(false);
+        }
+        let count = self.db.sql(
+            "INSERT INTO _flow_chains (id, runs, started_at) VALUES (?, ?, ?)
+             ON CONFLICT (id) DO UPDATE SET runs = _flow_chains.runs + excluded.runs WHERE _flow_chains.runs + excluded.runs <= ?",
+        );
+        let forget = self.db.sql("DELETE FROM _flow_chains WHERE started_at < ?");
         let mut turn = self.db.group.turn().await?;
         let done = async {
+            sqlx::query(&forget).bind(now - CHAIN_KEPT_MS).execute(&mut *turn).await?;
+            let counted = sqlx::query(&count).bind(chain).bind(n).bind(now).bind(max).execute(&mut *turn).await?.rows_affected() > 0;
+            if counted {
+                self.insert_runs(&mut turn, runs).await?;
+            }
+            Ok::<_, sqlx::Error>(counted)
+        }
+        .await;
+        turn.finish(done).await
+    }
+
+    async fn insert_runs(&self, turn: &mut crate::store::group::Turn, runs: &[(NewFlowRun, RunProgress)]) -> Result<(), sqlx::Error> {
+        let row = format!("({})", vec!["?"; 14].join(", "));
+        {
             for chunk in runs.chunks(ROWS_PER_INSERT) {
                 let rows = vec![row.as_str(); chunk.len()].join(", ");
                 let sql = self.db.sql_string(format!("INSERT INTO _flow_runs ({COLUMNS}) VALUES {rows}"));
@@ -159,12 +195,10 @@ impl TenantDb {
                         .bind(&p.trace)
                         .bind(p.updated_at);
                 }
-                query.execute(&mut *turn).await?;
+                query.execute(&mut **turn).await?;
             }
-            Ok::<_, sqlx::Error>(())
+            Ok(())
         }
-        .await;
-        turn.finish(done).await
     }
 
     pub async fn flow_run(&self, id: &str) -> StoreResult<Option<FlowRun>> {

@@ -149,7 +149,7 @@ impl TenantDb {
                 sqlx::query("LOCK TABLE recipients IN SHARE ROW EXCLUSIVE MODE").execute(&mut **turn).await?;
             }
         } else if let Some((_, Value::Number(n))) = values.iter().find(|(i, _)| *i == id_index) {
-            if id_field.ty == FieldType::Number && !is_recipient_number(*n) {
+            if id_field.ty == FieldType::Number && !crate::values::is_recipient_number(*n) {
                 return Err(StoreError::Invalid(format!(
                     "the Recipient Id {} must be a whole number from 1 to {}",
                     id_field.name, MAX_EXACT_NUMBER as i64
@@ -350,12 +350,6 @@ fn check_indexed(model: &Model, values: &[Assignment]) -> StoreResult<()> {
         v.check_indexed().map_err(|e| StoreError::Invalid(format!("Person Data field {} {e}", model.def.person_data[*i].name)))?;
     }
     Ok(())
-}
-
-/// Whether `n` may be a NUMBER Recipient Id: a whole number from 1 to 2^53 − 1, so that the next
-/// one is exact and every client reads it back as the same number.
-fn is_recipient_number(n: f64) -> bool {
-    n.fract() == 0.0 && (1.0..=MAX_EXACT_NUMBER).contains(&n)
 }
 
 /// The largest value of the NUMBER column `field` (0 for none), read as the double it is stored

@@ -76,6 +76,9 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
      CREATE INDEX _monitor_runs_by_extension ON _monitor_runs(extension, id);",
     // version 10: what a failed execution was given, for its author's replays
     "ALTER TABLE _extension_logs ADD COLUMN input TEXT;",
+    // version 11: how many runs each chain of events has started (`domain::triggers::Lineage`)
+    "CREATE TABLE _flow_chains (id TEXT PRIMARY KEY, runs INTEGER NOT NULL, started_at INTEGER NOT NULL);
+     CREATE INDEX _flow_chains_by_start ON _flow_chains(started_at);",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -131,6 +134,8 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
          duration_ms BIGINT NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL);
      CREATE INDEX _monitor_runs_by_extension ON _monitor_runs(extension, id);",
     "ALTER TABLE _extension_logs ADD COLUMN input TEXT;",
+    "CREATE TABLE _flow_chains (id TEXT COLLATE \"C\" PRIMARY KEY, runs BIGINT NOT NULL, started_at BIGINT NOT NULL);
+     CREATE INDEX _flow_chains_by_start ON _flow_chains(started_at);",
 ];
 
 /// The column that keeps insertion order where no other column does.

@@ -22,6 +22,7 @@ import base64
 import io
 import json
 import sys
+import time
 import urllib.request
 import uuid
 import zipfile
@@ -113,6 +114,15 @@ request("PUT", f"/flows/hostile{tag}", DEMO, {
 })
 request("POST", f"/recipients/{recipient}/events/NEWSLETTER_SIGNUP/:achieveEvent", DEMO,
         {"name": f"hostile{tag}", "data": {"signup": {"city": PAYLOAD}}})
+# The run: its step logged the payload, its send wrote the template into the history.
+for _ in range(100):
+    runs = request("GET", f"/flows/hostile{tag}/runs?recipientId={recipient}", DEMO)
+    if runs and runs[0]["state"] in ("done", "failed"):
+        break
+    time.sleep(0.2)
+else:
+    sys.exit(f"hostile: the flow's run never ended: {runs}")
+run_id = runs[0]["id"]
 
 failures = []
 with sync_playwright() as p:
@@ -143,11 +153,16 @@ with sync_playwright() as p:
     shot("recipient")
     page.goto(f"{base}/console/#/flows")
     expect(page.get_by_text(f"hostile{tag}").first).to_be_visible()
-    page.get_by_text(f"hostile{tag}").first.click()
-    page.wait_for_timeout(1000)
+    not_run("the list of flows")
+    page.goto(f"{base}/console/#/flows/hostile{tag}")
+    expect(page.get_by_text("onerror=", exact=False).first).to_be_visible()
     not_run("a flow's description and its runs")
     shot("flow")
-    page.goto(f"{base}/console/#/extensions/probe{tag}")
+    page.goto(f"{base}/console/#/flows/hostile{tag}/runs/{run_id}")
+    page.wait_for_timeout(1000)
+    not_run("a run's trace")
+    shot("run")
+    page.goto(f"{base}/console/#/extensions/one/probe{tag}")
     expect(page.get_by_text("onerror=", exact=False).first).to_be_visible()
     not_run("an extension's log line")
     shot("extension-log")

@@ -24,11 +24,12 @@ async fn an_async_call_is_answered_202_and_its_status_gives_the_response_later()
     api.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let id = accept_open(&s.client, &s.base, "job/orders?ms=1000", "hello").await;
     assert_eq!(id.len(), 32);
-    // Queued or running: 202 with the same body, on both endpoints (secure: the same instance).
+    // Queued or running: 202 with the same body, on the open status path only (the secure one
+    // answers only for calls made through the secure endpoint).
     let pending = answer(open_status(&s.client, &s.base, "demo", &id).await).await;
     pending.expect(202);
     assert_eq!(pending.json(), json!({ "queueId": id }));
-    api.get(&format!("/extensions/status/secure/{id}")).await.expect(202);
+    api.get(&format!("/extensions/status/secure/{id}")).await.expect(404);
     // Complete: the extension's own status, headers and body, as often as asked.
     for _ in 0..2 {
         let done = settled(&s.client, &s.base, &id, Duration::from_secs(10)).await;
@@ -37,8 +38,9 @@ async fn an_async_call_is_answered_202_and_its_status_gives_the_response_later()
         let body: Value = done.json().await.unwrap();
         assert_eq!(body, json!({"slept": 1000, "method": "POST", "path": "/orders?ms=1000", "body": "hello"}));
     }
+    // Done, it is still the open path's alone.
     let secure = api.request(Method::GET, &format!("/extensions/status/secure/{id}")).send().await.unwrap();
-    assert_eq!(secure.status(), 201);
+    assert_eq!(secure.status(), 404);
     // Unknown ids, another instance, another customerId: 404, with nothing to tell them apart.
     let staging = s.staging().await;
     staging.get(&format!("/extensions/status/secure/{id}")).await.expect(404);

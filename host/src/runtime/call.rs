@@ -77,6 +77,12 @@ pub trait Invocation: Send + 'static {
         None
     }
 
+    /// The output with the guest's own text replaced by fixed words, for a guest whose text is
+    /// withheld (one that reads secrets, outside a local run): an authheader's reason to decline.
+    fn without_guest_text(output: Self::Output) -> Self::Output {
+        output
+    }
+
     /// Where the invocation notes an error of the guest's own that its output does not carry (an
     /// http extension that answered 5xx), taken before `invoke`; recorded like `declined`.
     fn answered_error(&self) -> Option<Arc<OnceLock<String>>> {
@@ -179,10 +185,18 @@ impl Runtime {
             // What a guest that reads secrets writes (its log, output, trap message) is written by
             // the code that holds them, in any form it likes (reversed, spaced out): none of it
             // is kept or passed on, only the outcome, a fixed message and the duration.
-            let (result, logged) = if I::READS_SECRETS { withheld(result, &logged, outcome) } else { (result, logged) };
+            // A local run (`journal`) is the author's own code on the author's own data: nothing
+            // is withheld there, so that they can see why it declined.
+            let withhold = I::READS_SECRETS && journal.is_none();
+            let (result, logged) = if withhold {
+                let (result, logged) = withheld(result, &logged, outcome);
+                (result.map(I::without_guest_text), logged)
+            } else {
+                (result, logged)
+            };
             crate::ops::metrics::extension_execution(I::KIND, outcome, store.data().tenant.customer_id(), started.elapsed().as_secs_f64());
             let failed = logged != "ok";
-            let (mut entry, tenant) = execution_log(&store, &id, started, logged, I::READS_SECRETS);
+            let (mut entry, tenant) = execution_log(&store, &id, started, logged, withhold);
             if failed {
                 entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
             }

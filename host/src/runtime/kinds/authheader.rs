@@ -58,6 +58,10 @@ impl Invocation for Headers {
         output.as_ref().err().map(String::as_str)
     }
 
+    fn without_guest_text(output: Self::Output) -> Self::Output {
+        output.map_err(|_| format!("it declined; {}", crate::runtime::call::WITHHELD))
+    }
+
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {
             let guest = bindings::AuthheaderExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
@@ -73,8 +77,8 @@ impl Invocation for Headers {
                     Ok(Made { headers, max_age_seconds: grant.max_age_seconds })
                 }
                 // Its reason is written by code that holds the secrets, in whatever form it likes:
-                // it is neither kept nor passed on (`call::WITHHELD`).
-                Err(_) => Err(format!("it declined; {}", crate::runtime::call::WITHHELD)),
+                // outside a local run it is neither kept nor passed on (`without_guest_text`).
+                Err(reason) => Err(crate::secrets::redact(&reason, &state.revealed)),
             })
         })
     }

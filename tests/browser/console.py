@@ -16,6 +16,7 @@ kept in SCREENSHOT_DIR. Exits non-zero, saying why, at the first thing that is n
 import base64
 import json
 import re
+from datetime import datetime, timedelta, timezone
 import shutil
 import sys
 import tempfile
@@ -175,7 +176,13 @@ with sync_playwright() as p:
             break
     expect(executions).to_have_count(1)
     expect(page.get_by_role("table", name="Executions")).to_contain_text("ok")
-    expect(page.get_by_role("img", name="Chart of calls and failures over time").locator("canvas")).to_have_count(1)
+    chart = page.get_by_role("img", name=re.compile("^Chart of calls and failures from "))
+    expect(chart.locator("canvas")).to_have_count(1)
+    # Its time axis spans the minutes of the calls (it once spanned years: a unit mix-up).
+    label = chart.get_attribute("aria-label")
+    first, last = (datetime.strptime(t, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc) for t in re.findall(r"\d{4}-\d\d-\d\d \d\d:\d\d", label))
+    now = datetime.now(timezone.utc)
+    assert last - first <= timedelta(minutes=5) and first <= now <= last + timedelta(minutes=2), f"the chart's axis: {label}"
     shot("extension")
 
     # An asynchronous extension: "try it" answers 202 with the handle, and its status becomes

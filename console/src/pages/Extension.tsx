@@ -90,18 +90,32 @@ function buckets(executions: Execution[]): { size: number; data: [number[], numb
   return { size, data: [xs, calls, failures] };
 }
 
+/** The span the chart shows, in seconds: its buckets, with a bucket's width of margin on each side. */
+function span(executions: Execution[]): { from: number; to: number } {
+  const { size, data } = buckets(executions);
+  const xs = data[0];
+  return { from: xs[0] - size, to: xs[xs.length - 1] + size };
+}
+
+/** Seconds since 1970 as the execution table writes times (UTC, to the minute). */
+function minute(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 16);
+}
+
 function CallsChart({ executions }: { executions: Execution[] }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!box.current || executions.length === 0) return;
-    const { size, data } = buckets(executions);
+    const { data } = buckets(executions);
+    const { from, to } = span(executions);
     const plot = new uPlot(
       {
         width: Math.min(900, box.current.clientWidth || 900),
         height: 220,
         title: "Calls and failures",
-        // A bucket's width of margin on each side, so that one bucket alone is a bar, not the axis.
-        scales: { x: { time: true, range: (_, min, max) => [min - size, max + size] } },
+        // The buckets' own span, not the one uPlot proposes: for a single point it proposes
+        // 86,400,000 seconds (a day in its millisecond units), which drew years of axis.
+        scales: { x: { time: true, range: () => [from, to] } },
         series: [
           {},
           { label: "calls", stroke: "#2563eb", fill: "rgba(37, 99, 235, 0.12)", paths: uPlot.paths.bars!({ size: [0.6, 40] }) },
@@ -115,5 +129,6 @@ function CallsChart({ executions }: { executions: Execution[] }) {
     return () => plot.destroy();
   }, [executions]);
   if (executions.length === 0) return null;
-  return <div class="chart" ref={box} role="img" aria-label="Chart of calls and failures over time" />;
+  const { from, to } = span(executions);
+  return <div class="chart" ref={box} role="img" aria-label={`Chart of calls and failures from ${minute(from)} to ${minute(to)} UTC`} />;
 }

@@ -20,7 +20,8 @@ mod sweep;
 pub use engine::FlowEngine;
 
 use crate::assets::{MediaArea, RelPath};
-use crate::model::flow::{each_node, event_cycle, problems, Flow, NodeKind};
+use crate::model::event_graph::event_cycle;
+use crate::model::flow::{each_node, problems, Flow, NodeKind};
 use crate::runtime::ExtensionKind;
 use crate::store::StoreResult;
 use crate::tenants::Tenant;

@@ -4,7 +4,8 @@
 use rand::Rng;
 
 use super::{cases, mutate, rng, text};
-use crate::model::flow::{event_cycle, problems, Flow};
+use crate::model::event_graph::event_cycle;
+use crate::model::flow::{problems, Flow};
 use crate::model::{DefinitionFile, Model, DEMO};
 
 const FLOW_WORDS: &[&str] = &[

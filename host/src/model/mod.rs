@@ -3,6 +3,7 @@
 
 pub mod cron;
 pub mod definition;
+pub mod event_graph;
 pub mod evolve;
 pub mod flow;
 mod validate;

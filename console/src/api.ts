@@ -130,6 +130,11 @@ export async function rawAnswer(response: Response): Promise<RawAnswer> {
 }
 
 /** An asynchronous execution's status by its handle: 202 while it runs, then its answer. */
-export async function queueStatus(queueId: string): Promise<RawAnswer> {
-  return rawAnswer(await call(`/extensions/status/secure/${encodeURIComponent(queueId)}`, { headers: { Accept: "*/*" } }));
+/** The status of an asynchronous call: a secure one's, or an open one's of instance `openCustomer`. */
+export async function queueStatus(queueId: string, openCustomer?: string): Promise<RawAnswer> {
+  const id = encodeURIComponent(queueId);
+  if (openCustomer) {
+    return rawAnswer(await fetch(`/extensions/status/open/${encodeURIComponent(openCustomer)}/${id}`, { headers: { Accept: "*/*" } }));
+  }
+  return rawAnswer(await call(`/extensions/status/secure/${id}`, { headers: { Accept: "*/*" } }));
 }

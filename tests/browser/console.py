@@ -7,7 +7,8 @@ wrong secret (refused) and with the demo credentials (the secret is then nowhere
 browser's storage); reads the data model; searches recipients (made here through the API) by
 filter, pages through them, opens one; shows an unknown selector's and a syntax error's message
 in place; uploads the echo guest of GUESTS (the tests' build of guest-examples/rust) as an http
-extension, tries it through the secure endpoint and sees the execution in its log and chart; an
+extension, tries it through the secure endpoint and sees the execution in its log and chart (its
+time axis spanning the minutes of the calls); an open one tried through the open endpoint; an
 asynchronous one's handle and status, and a monitor's schedule; edits a Global Data value; opens a flow's run and the
 monitors; signs in as demo-staging and sees none of demo's data. Screenshots of each page are
 kept in SCREENSHOT_DIR. Exits non-zero, saying why, at the first thing that is not so.
@@ -36,6 +37,7 @@ city = f"Console-{uuid.uuid4().hex[:8]}"
 # Extension names no earlier run of this server used.
 run_tag = uuid.uuid4().hex[:6]
 extension = f"console-echo-{run_tag}"
+webhook = f"console-hook-{run_tag}"
 job = f"console-job-{run_tag}"
 monitor = f"console-monitor-{run_tag}"
 
@@ -183,7 +185,24 @@ with sync_playwright() as p:
     first, last = (datetime.strptime(t, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc) for t in re.findall(r"\d{4}-\d\d-\d\d \d\d:\d\d", label))
     now = datetime.now(timezone.utc)
     assert last - first <= timedelta(minutes=5) and first <= now <= last + timedelta(minutes=2), f"the chart's axis: {label}"
+    expect(page.get_by_label("URL to call")).to_have_text(f"{base}/extensions/secure/{extension}")
     shot("extension")
+
+    # An open extension is tried through the open endpoint, without credentials, as a third
+    # party would call it (the secure endpoint would refuse it with 403).
+    nav("Extensions").click()
+    assert upload(webhook, "open_webhook.wasm", "http") is None
+    page.get_by_role("table", name="Extensions").get_by_role("link", name=webhook).click()
+    expect(page.get_by_label("URL to call")).to_have_text(f"{base}/extensions/open/demo/{webhook}")
+    try_it = page.get_by_role("form", name="Try it")
+    try_it.get_by_label("Method").select_option("POST")
+    try_it.get_by_label("Body").fill('{"order": 1}')
+    with page.expect_request(lambda r: "/extensions/open/demo/" in r.url) as sent:
+        try_it.get_by_role("button", name="Send").click()
+    assert "authorization" not in sent.value.headers, "an open call carried the session's token"
+    expect(page.get_by_test_id("answer-status")).to_have_text("202")
+    expect(page.get_by_test_id("answer-body")).to_contain_text('"received":12')
+    shot("extension-open")
 
     # An asynchronous extension: "try it" answers 202 with the handle, and its status becomes
     # the extension's own answer (201), on the extension's page and on the page of handles.

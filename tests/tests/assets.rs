@@ -216,12 +216,13 @@ async fn extensions_are_stored_with_their_type() {
     let replaced = send(&api, Method::PUT, "/assets/extensions", file("hook.wasm", echo.clone()).text("folder", "web")).await;
     replaced.expect(200);
     assert_eq!(replaced.json()["type"], "http");
+    assert_eq!(replaced.json()["url"], "/extensions/secure/web%252Fhook", "where it is called, its folder's '/' encoded twice");
     send(&api, Method::PUT, "/assets/extensions", file("ghost.wasm", echo.clone()).text("folder", "web")).await.expect(404);
     // The echo guest has no configuration section: the defaults, as Herald applies them.
     assert_eq!(
         api.get("/assets/extensions/list?folder=web").await.json(),
         json!([{"name": "hook.wasm", "isFolder": false, "type": "http", "size": echo.len(),
-            "config": {"open": false, "async": false, "allowed_hosts": []}}])
+            "config": {"open": false, "async": false, "allowed_hosts": []}, "url": "/extensions/secure/web%252Fhook"}])
     );
     send(&api, Method::DELETE, "/assets/extensions", naming("web/hook.wasm")).await.expect(204);
     assert_eq!(api.get("/assets/extensions/list?folder=web").await.json(), json!([]));

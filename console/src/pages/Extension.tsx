@@ -32,6 +32,14 @@ export function Extension({ id }: { id: string }) {
             <p>
               Kind: <strong>{found.type}</strong>
             </p>
+            {found.url && (
+              <p>
+                {found.url.startsWith("/extensions/open/")
+                  ? "Called through the open endpoint, without credentials, at "
+                  : "Called through the secure endpoint, with the instance's credential, at "}
+                <code aria-label="URL to call">{location.origin + found.url}</code>
+              </p>
+            )}
             <Section title="Configuration">
               <Rows
                 label="Configuration"
@@ -39,7 +47,7 @@ export function Extension({ id }: { id: string }) {
                 rows={Object.entries(found.config ?? {}).map(([k, v]) => [<code>{k}</code>, show(v)])}
               />
             </Section>
-            {found.type === "http" && <TryIt id={id} />}
+            {found.url && <TryIt url={found.url} />}
           </>
         )}
       </Show>

@@ -13,6 +13,8 @@ export interface ExtensionItem {
   type?: string;
   size?: number;
   config?: JsonObject;
+  /** Http extensions: where it is called (a path on this server). */
+  url?: string;
 }
 
 /** An extension's id: its path under the extensions folder, without `.wasm`. */
@@ -126,8 +128,13 @@ function Upload({ folder, done }: { folder: string; done: () => void }) {
   );
 }
 
-/** A call through the secure endpoint, as an integration would make it. */
-export function TryIt({ id }: { id: string }) {
+/**
+ * A call as an integration would make it: an open extension through the open endpoint, without
+ * credentials (as a third party calls it), any other through the secure endpoint with the
+ * session's token.
+ */
+export function TryIt({ url }: { url: string }) {
+  const open = url.startsWith("/extensions/open/");
   const [method, setMethod] = useState("POST");
   const [path, setPath] = useState("");
   const [body, setBody] = useState("");
@@ -143,12 +150,13 @@ export function TryIt({ id }: { id: string }) {
     setAnswer(undefined);
     setQueueId(undefined);
     try {
-      const target = `/extensions/secure/${segment(id)}/${path.replace(/^\//, "")}`;
-      const response = await call(target, {
+      const target = `${url}/${path.replace(/^\//, "")}`;
+      const init: RequestInit = {
         method,
         headers: { Accept: "*/*", ...(body ? { "Content-Type": "application/json" } : {}) },
         body: method === "GET" || method === "DELETE" || !body ? undefined : body,
-      });
+      };
+      const response = open ? await fetch(target, init) : await call(target, init);
       const answered = await rawAnswer(response);
       setAnswer(answered);
       if (answered.status === 202) {
@@ -168,7 +176,7 @@ export function TryIt({ id }: { id: string }) {
   async function status() {
     if (!queueId) return;
     try {
-      setAnswer(await queueStatus(queueId));
+      setAnswer(await queueStatus(queueId, open ? url.split("/")[3] : undefined));
     } catch (e) {
       setError(messageOf(e));
     }

@@ -75,14 +75,20 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     };
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record, &content).await?;
-    let id = path.as_text().trim_end_matches(".wasm").replace('/', "%252F");
-    let url = (kind == ExtensionKind::Http).then(|| match config.open {
-        true => format!("/extensions/open/{}/{id}", tenant.customer_id()),
-        false => format!("/extensions/secure/{id}"),
-    });
+    let url = (kind == ExtensionKind::Http).then(|| call_url(tenant.customer_id(), &record.path, config.open));
     let body = s::StoredAsset { r#type: Some(record.kind), sha256: Some(record.sha256), url, ..stored("extensions", &path, record.size) };
     let status = if replace { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(body)).into_response())
+}
+
+/// Where http extension `path` (`shop/hook.wasm`) of instance `customer` is called: a path on
+/// this server, its folder's `/` written `%252F` (the specification's double encoding).
+fn call_url(customer: &str, path: &str, open: bool) -> String {
+    let id = path.trim_end_matches(".wasm").replace('/', "%252F");
+    match open {
+        true => format!("/extensions/open/{customer}/{id}"),
+        false => format!("/extensions/secure/{id}"),
+    }
 }
 
 /// What an extension's configuration must agree with in its instance: a monitor's alert names an
@@ -164,12 +170,17 @@ async fn list_extensions(
             Some((sub, _)) => {
                 folders.insert(sub.to_string());
             }
-            None => files.push(s::AssetListItem {
-                r#type: Some(record.kind.clone()),
-                size: Some(record.size),
-                config: record.config.as_deref().and_then(|c| serde_json::from_str(c).ok()),
-                ..s::AssetListItem::new(&record.path[prefix.len()..], false)
-            }),
+            None => {
+                let config: Option<serde_json::Value> = record.config.as_deref().and_then(|c| serde_json::from_str(c).ok());
+                let open = config.as_ref().is_some_and(|c| c["open"] == true);
+                files.push(s::AssetListItem {
+                    r#type: Some(record.kind.clone()),
+                    size: Some(record.size),
+                    url: (record.kind() == Some(ExtensionKind::Http)).then(|| call_url(caller.tenant.customer_id(), &record.path, open)),
+                    config,
+                    ..s::AssetListItem::new(&record.path[prefix.len()..], false)
+                })
+            }
         }
     }
     let mut out: Vec<s::AssetListItem> = folders.into_iter().map(|name| s::AssetListItem::new(&name, true)).collect();

@@ -429,12 +429,16 @@ pub struct AssetListItem {
     #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<Json>,
+    /// Http extensions: where it is called, a path on this server (the open endpoint with the
+    /// instance's customerId, or the secure endpoint; a folder's `/` written `%252F`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 impl AssetListItem {
     /// An item or folder with none of the kind-specific members.
     pub fn new(name: &str, is_folder: bool) -> AssetListItem {
-        AssetListItem { name: name.into(), is_folder, referenced: None, r#type: None, size: None, config: None }
+        AssetListItem { name: name.into(), is_folder, referenced: None, r#type: None, size: None, config: None, url: None }
     }
 }
 

@@ -60,14 +60,13 @@ pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir:
         Ok(runs) => runs.into_iter().next().map(|r| r.status),
         Err(e) => return JobOutcome::Failed(format!("the monitor's history could not be read: {e}")),
     };
-    if let Err(e) = tenant.db.insert_monitor_run(&run).await {
-        return JobOutcome::Failed(format!("the monitor's report could not be kept: {e}"));
-    }
     // A first run that is healthy changes nothing anyone waits to hear of.
     let changed = match previous.as_deref() {
         Some(before) => before != status,
         None => status != HEALTHY,
     };
+    // The alert goes before the report is kept: whoever sees the run in the history sees its
+    // alert's event too.
     if changed {
         tracing::warn!(instance = tenant.customer_id(), monitor = %id, from = previous.as_deref().unwrap_or("none"), to = status, monitor_message = %run.message, "a monitor's status changed");
         if let Some(alert) = alert {
@@ -75,6 +74,9 @@ pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir:
                 tracing::warn!(instance = tenant.customer_id(), monitor = %id, event = %alert.event, "a monitor's alert could not be raised: {why}");
             }
         }
+    }
+    if let Err(e) = tenant.db.insert_monitor_run(&run).await {
+        return JobOutcome::Failed(format!("the monitor's report could not be kept: {e}"));
     }
     JobOutcome::Done(crate::store::jobs::StoredResponse {
         status: 200,

@@ -123,9 +123,15 @@ async fn not_found(tenant: &Tenant, id: &str) -> ApiError {
         StatusCode::NOT_FOUND,
         format!(
             "no extension '{id}'; '{id}' is a folder, holding '{path}': write the folder's '/' as %252F in the extension id, as in '{}'",
-            path.replace('/', "%252F")
+            id_in_url(path)
         ),
     )
+}
+
+/// An extension's id (`shop/hook`) as a URL's path segment names it: its folder's `/` encoded
+/// twice (`shop%252Fhook`), the specification's rule, which `decode_twice` undoes.
+pub(super) fn id_in_url(id: &str) -> String {
+    id.replace('/', "%252F")
 }
 
 async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepared, door: Door, path: &str, request: Request) -> Response {

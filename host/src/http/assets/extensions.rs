@@ -84,7 +84,7 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
 /// Where http extension `path` (`shop/hook.wasm`) of instance `customer` is called: a path on
 /// this server, its folder's `/` written `%252F` (the specification's double encoding).
 fn call_url(customer: &str, path: &str, open: bool) -> String {
-    let id = path.trim_end_matches(".wasm").replace('/', "%252F");
+    let id = crate::http::extensions::id_in_url(path.trim_end_matches(".wasm"));
     match open {
         true => format!("/extensions/open/{customer}/{id}"),
         false => format!("/extensions/secure/{id}"),

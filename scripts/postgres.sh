@@ -5,13 +5,15 @@
 #   2. the server on 127.0.0.1:5432, if one answers (the project's machines run one);
 #   3. otherwise (or always, with HERALD_PG_PRIVATE=1) a private cluster on loopback, under
 #      $HERALD_PG_DIR (default target/postgres), installed from Debian's packages if PostgreSQL is
-#      missing. `scripts/postgres.sh stop` stops that private cluster.
+#      missing, with $HERALD_PG_MAX_CONNECTIONS connections (default 500). `scripts/postgres.sh
+#      stop` stops that private cluster.
 # Progress goes to stderr; only the URL goes to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG_DIR="${HERALD_PG_DIR:-$PWD/target/postgres}"
 PG_PORT="${HERALD_PG_PORT:-55432}"
+PG_MAX_CONNECTIONS="${HERALD_PG_MAX_CONNECTIONS:-500}"
 say() { echo "postgres.sh: $*" >&2; }
 
 answers() { # url
@@ -64,6 +66,6 @@ if [ ! -f "$PG_DIR/data/PG_VERSION" ]; then
 fi
 say "starting the private cluster on 127.0.0.1:$PG_PORT"
 as_postgres "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
-  -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR -c fsync=off -c max_connections=500" start >&2
+  -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR -c fsync=off -c max_connections=$PG_MAX_CONNECTIONS" start >&2
 answers "$private" || { say "the private cluster does not answer; see $PG_DIR/log"; exit 1; }
 echo "$private"

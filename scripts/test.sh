@@ -43,9 +43,13 @@ scripts/contract.sh target/debug/herald
 
 echo "== the end-to-end suite on PostgreSQL"
 url=$(scripts/postgres.sh)
-trap 'scripts/postgres.sh stop' EXIT
-echo "PostgreSQL for the tests: $url"
-HERALD_TEST_POSTGRES="$url" cargo test --locked -p herald-tests "$@"
+# A second, small private cluster (max_connections 30) for the test of two nodes serving 300
+# instances within their connection settings (tests/tests/tenancy.rs).
+small_cluster() { HERALD_PG_PRIVATE=1 HERALD_PG_DIR="$PWD/target/postgres-small" HERALD_PG_PORT=55433 HERALD_PG_MAX_CONNECTIONS=30 scripts/postgres.sh "$@"; }
+trap 'scripts/postgres.sh stop; small_cluster stop' EXIT
+small=$(small_cluster)
+echo "PostgreSQL for the tests: $url (and $small, with max_connections 30)"
+HERALD_TEST_POSTGRES="$url" HERALD_TEST_POSTGRES_SMALL="$small" cargo test --locked -p herald-tests "$@"
 
 echo "== the API against its OpenAPI documents on PostgreSQL (schemathesis)"
 DATABASE_URL="$url" scripts/contract.sh target/debug/herald

@@ -1,5 +1,6 @@
-//! The scheduler of monitor extensions. Every node looks at every instance's monitors now and
-//! then; when one is due, the node that moves its next time on (`ControlDb::claim_monitor_run`, a
+//! The scheduler of monitor extensions. Every node looks now and then at the instances with a
+//! monitor due (`monitor_schedules` in the control plane) and at those whose extensions changed
+//! (an upload through this node, `Tenants::touch`, registers a new monitor's schedule); when one is due, the node that moves its next time on (`ControlDb::claim_monitor_run`, a
 //! compare-and-set) queues its run (`queue::monitor_run`), which the queue's fair worker pool
 //! executes like any instance's work, so one instance's monitors cannot delay another's or the
 //! API. A run's next time comes after its deadline, so runs of one monitor never overlap. A new
@@ -28,11 +29,16 @@ pub struct MonitorScheduler {
 }
 
 pub fn spawn(scheduler: Arc<MonitorScheduler>, every: Duration) -> JoinHandle<()> {
+    let mut lookout = scheduler.tenants.lookout();
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(every).await;
-            for customer_id in scheduler.tenants.customer_ids() {
-                let Some(tenant) = scheduler.tenants.get(&customer_id) else { continue };
+            match scheduler.control.due_monitor_instances(scheduler.clock.now_millis()).await {
+                Ok(due) => lookout.add(due),
+                Err(e) => tracing::warn!(error = %e, "the due monitors could not be read"),
+            }
+            for customer_id in lookout.take() {
+                let Ok(tenant) = scheduler.tenants.activate(&customer_id).await else { continue };
                 if let Err(e) = scheduler.tick(&tenant).await {
                     tracing::warn!(instance = %customer_id, error = %e, "the monitors could not be scheduled");
                 }
@@ -49,14 +55,20 @@ pub fn monitor_id(path: &str) -> &str {
 impl MonitorScheduler {
     async fn tick(&self, tenant: &Tenant) -> anyhow::Result<()> {
         let customer = tenant.customer_id();
-        for record in tenant.db.extensions_of_kind(ExtensionKind::Monitor.name()).await?.iter() {
+        let mut stored = self.control.monitor_schedules(customer).await?;
+        let monitors = tenant.db.extensions_of_kind(ExtensionKind::Monitor.name()).await?;
+        // Schedules of monitors gone (deleted, or replaced by another kind) are forgotten.
+        for gone in stored.keys().filter(|id| !monitors.iter().any(|r| monitor_id(&r.path) == id.as_str())) {
+            self.control.forget_monitor_schedule(customer, gone).await?;
+        }
+        for record in monitors.iter() {
             let config = stored_config(tenant, record).await?;
             // Checked at upload; a record from before schedules existed has none.
             let Some(schedule) = config.schedule.clone() else { continue };
             let id = monitor_id(&record.path);
             let text = schedule.to_string();
             let now = self.clock.now_millis();
-            match self.control.monitor_schedule(customer, id).await? {
+            match stored.remove(id) {
                 Some(s) if s.schedule == text && s.sha256 == record.sha256 => {
                     if now < s.next_at {
                         continue;

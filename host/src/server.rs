@@ -19,8 +19,9 @@ use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CON
 use crate::paging::Clock;
 use crate::queue::{FlowJobs, Queue, QueueSettings, Workers};
 use crate::runtime::{Runtime, RuntimeSettings};
+use crate::store::node_pool::PoolSettings;
 use crate::store::{Backend, ControlDb};
-use crate::tenants::{demo, Tenants};
+use crate::tenants::{demo, OpenInstances, Tenants};
 
 /// What a server needs to start.
 #[derive(Clone)]
@@ -53,6 +54,10 @@ pub struct ServerConfig {
     pub connections: ConnectionSettings,
     /// Bytes each instance's media area may take (`assets::quota`).
     pub media_quota: u64,
+    /// How many instances are open at once, and for how long an idle one stays open.
+    pub open_instances: OpenInstances,
+    /// PostgreSQL: the node's connections and how long a use waits for one.
+    pub pool: PoolSettings,
 }
 
 /// The default media quota of an instance: 1 GiB.
@@ -75,10 +80,10 @@ pub struct RunningServer {
 
 pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     std::fs::create_dir_all(&config.data_dir).with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
-    let backend = Backend::new(&config.data_dir, config.database_url.as_deref())?;
+    let backend = Backend::new(&config.data_dir, config.database_url.as_deref())?.with_pool(config.pool.clone());
     let control = ControlDb::open(&backend).await.context("opening the control database")?;
     let demo = if config.demo { demo::ensure(&control, &config.data_dir).await? } else { false };
-    let tenants = Tenants::load(control.clone()).await?;
+    let tenants = Tenants::load(control.clone(), config.open_instances.clone()).await?;
     if demo {
         demo::share_welcome(&tenants).await?;
     }
@@ -164,7 +169,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     background.extend(queue_tasks);
     background.push(scheduler);
     background.push(monitor_scheduler);
-    tracing::info!(%addr, ?extensions_addr, ?ops_addr, instances = ?tenants.customer_ids(), pooling_allocator = runtime.pooling, "herald is serving");
+    tracing::info!(%addr, ?extensions_addr, ?ops_addr, instances = tenants.stats().known, pooling_allocator = runtime.pooling, "herald is serving");
     Ok(RunningServer { addr, extensions_addr, ops_addr, demo, shutdown, servers, background, daily, runtime, queue })
 }
 

@@ -21,6 +21,13 @@ impl TestDatabase {
     /// A fresh database when the suite runs on PostgreSQL; `None` on SQLite.
     pub async fn create() -> Option<TestDatabase> {
         let admin_url = std::env::var(POSTGRES_VARIABLE).ok().filter(|u| !u.is_empty())?;
+        Some(TestDatabase::create_on(&admin_url).await)
+    }
+
+    /// A fresh database on the PostgreSQL server at `admin_url` (a URL ending in a database to
+    /// connect to for creating it).
+    pub async fn create_on(admin_url: &str) -> TestDatabase {
+        let admin_url = admin_url.to_string();
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = format!("herald_test_{}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed), rand_suffix());
         let mut admin = sqlx::PgConnection::connect(&admin_url).await.expect("the test PostgreSQL server answers");
@@ -30,7 +37,7 @@ impl TestDatabase {
             Some((server, _maintenance)) if !server.ends_with('/') => format!("{server}/{name}"),
             _ => panic!("{POSTGRES_VARIABLE} must end with /<database>"),
         };
-        Some(TestDatabase { admin_url, name, url })
+        TestDatabase { admin_url, name, url }
     }
 }
 

@@ -42,6 +42,26 @@ pub struct TestServer {
 }
 
 /// What a test server is started with.
+/// An instance with what the monitor-http example needs: Global Data STATUS_URL, event
+/// INTEGRATION_DOWN (`TestServer::apply_definition` creates it).
+pub const OPS_INSTANCE: &str = r#"
+[[instance]]
+customer_id = "ops"
+environment = "production"
+licensed_uar = 1000
+
+[model]
+recipient_id = "ID"
+person_data = [{ name = "ID", type = "NUMBER", unique = true }, { name = "EMAIL", type = "STRING" }]
+
+[[model.global_data]]
+name = "STATUS_URL"
+type = "STRING"
+
+[[model.events]]
+name = "INTEGRATION_DOWN"
+"#;
+
 #[derive(Clone)]
 pub struct Settings {
     pub rate: RateSettings,
@@ -49,6 +69,8 @@ pub struct Settings {
     pub queue: QueueSettings,
     pub connections: ConnectionSettings,
     pub media_quota: u64,
+    pub open_instances: herald_host::tenants::OpenInstances,
+    pub pool: herald_host::store::node_pool::PoolSettings,
 }
 
 impl Default for Settings {
@@ -59,12 +81,14 @@ impl Default for Settings {
             queue: test_queue(),
             connections: ConnectionSettings::default(),
             media_quota: herald_host::server::DEFAULT_MEDIA_QUOTA,
+            open_instances: Default::default(),
+            pool: Default::default(),
         }
     }
 }
 
 fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualClock>, settings: Settings) -> ServerConfig {
-    let Settings { rate, runtime, queue, connections, media_quota } = settings;
+    let Settings { rate, runtime, queue, connections, media_quota, open_instances, pool } = settings;
     ServerConfig {
         data_dir,
         database_url,
@@ -80,6 +104,8 @@ fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualCloc
         queue,
         connections,
         media_quota,
+        open_instances,
+        pool,
     }
 }
 
@@ -304,7 +330,11 @@ pub struct Api {
 impl Api {
     /// A client of the server at `base` with a token for this credential.
     pub async fn login(base: &str, client_id: &str, secret: &str) -> Api {
-        let client = reqwest::Client::new();
+        Api::login_with(reqwest::Client::new(), base, client_id, secret).await
+    }
+
+    /// Like `login`, on `client` (whose connections several `Api`s then share).
+    pub async fn login_with(client: reqwest::Client, base: &str, client_id: &str, secret: &str) -> Api {
         let token = fetch_token(&client, base, client_id, secret).await;
         Api { base: base.to_string(), auth: format!("Bearer {token}"), client }
     }

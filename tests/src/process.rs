@@ -15,6 +15,18 @@ pub fn herald_binary() -> PathBuf {
     binary
 }
 
+/// Rate smoothing out of the way of tests that call fast (`herald serve` flags).
+pub const UNLIMITED_RATE: [&str; 8] = [
+    "--rate-per-address",
+    "100000",
+    "--burst-per-address",
+    "100000",
+    "--rate-per-credential",
+    "100000",
+    "--burst-per-credential",
+    "100000",
+];
+
 /// A running `herald serve`, killed (SIGKILL) when dropped.
 pub struct ServerProcess {
     pub base: String,
@@ -48,6 +60,11 @@ impl ServerProcess {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         server
+    }
+
+    /// The process's id (for its threads and descriptors in `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Ends the process at once, as a crash would.

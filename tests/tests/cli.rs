@@ -95,6 +95,8 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         queue: herald_host::queue::QueueSettings::default(),
         connections: herald_host::connections::ConnectionSettings::default(),
         media_quota: herald_host::server::DEFAULT_MEDIA_QUOTA,
+        open_instances: Default::default(),
+        pool: Default::default(),
     })
     .await
     .unwrap();
@@ -191,6 +193,27 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
     assert!(revoked.status.success(), "{}", stderr(&revoked));
     assert!(token(&client, &base, &spare_id, &spare_secret).await.is_none(), "revoked");
     assert!(!herald(dir.path(), url, &["credentials", "create", "--instance", "nope", "--scope", "app"]).status.success());
+
+    // One call makes a credential in each of several instances (a line each), or none at all
+    // when one of them does not exist.
+    let several = herald(dir.path(), url, &["credentials", "create", "--instance", "acme", "--instance", "acme", "--scope", "public"]);
+    assert!(several.status.success(), "{}", stderr(&several));
+    let made: Vec<(String, String)> = stdout(&several)
+        .lines()
+        .filter_map(|l| l.strip_prefix("instance=acme client_id="))
+        .map(|rest| {
+            let (id, secret) = rest.split_once(" client_secret=").unwrap();
+            (id.to_string(), secret.to_string())
+        })
+        .collect();
+    assert_eq!(made.len(), 2, "{}", stdout(&several));
+    for (id, secret) in &made {
+        assert!(token(&client, &base, id, secret).await.is_some(), "{id} works");
+    }
+    let half = herald(dir.path(), url, &["credentials", "create", "--instance", "acme", "--instance", "nope", "--scope", "app"]);
+    assert!(!half.status.success());
+    assert!(stderr(&half).contains("no instance 'nope'"), "{}", stderr(&half));
+    assert!(!stdout(&half).contains("client_id"), "nothing was made: {}", stdout(&half));
 
     running.stop().await.unwrap();
 }

@@ -5,32 +5,12 @@
 use std::time::{Duration, Instant};
 
 use herald_tests::recorder::Recorder;
-use herald_tests::{json, Api, Settings, TestServer};
+use herald_tests::{json, Api, Settings, TestServer, OPS_INSTANCE};
 use serde_json::Value;
-
-/// An instance with what the monitor-http example needs: Global Data STATUS_URL, event
-/// INTEGRATION_DOWN.
-const OPS: &str = r#"
-[[instance]]
-customer_id = "ops"
-environment = "production"
-licensed_uar = 1000
-
-[model]
-recipient_id = "ID"
-person_data = [{ name = "ID", type = "NUMBER", unique = true }, { name = "EMAIL", type = "STRING" }]
-
-[[model.global_data]]
-name = "STATUS_URL"
-type = "STRING"
-
-[[model.events]]
-name = "INTEGRATION_DOWN"
-"#;
 
 /// The `ops` instance created through the operator's commands, and a client of it.
 async fn ops(s: &TestServer) -> Api {
-    s.apply_definition(OPS).await;
+    s.apply_definition(OPS_INSTANCE).await;
     s.new_client("ops").await
 }
 

@@ -9,24 +9,18 @@
 
 use std::time::{Duration, Instant};
 
-use herald_tests::process::ServerProcess;
+use herald_tests::process::{ServerProcess, UNLIMITED_RATE};
 use herald_tests::{accept_open, json, reqwest, settled, Api, TestDatabase};
 use reqwest::Method;
 use serde_json::Value;
 use sqlx::Connection;
 
-const ARGS: [&str; 10] = [
-    "--rate-per-address",
-    "100000",
-    "--burst-per-address",
-    "100000",
-    "--rate-per-credential",
-    "100000",
-    "--burst-per-credential",
-    "100000",
-    "--node-timeout",
-    "2",
-];
+/// Unlimited rates, and a node silent for 2 s taken for dead.
+fn args() -> Vec<&'static str> {
+    let mut args = UNLIMITED_RATE.to_vec();
+    args.extend(["--node-timeout", "2"]);
+    args
+}
 
 async fn scalar(url: &str, sql: &str) -> i64 {
     let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
@@ -50,8 +44,8 @@ async fn two_nodes() -> Option<TwoNodes> {
         return None;
     };
     let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = ServerProcess::start(dirs.0.path(), Some(&database.url), &ARGS).await;
-    let b = ServerProcess::start(dirs.1.path(), Some(&database.url), &ARGS).await;
+    let a = ServerProcess::start(dirs.0.path(), Some(&database.url), &args()).await;
+    let b = ServerProcess::start(dirs.1.path(), Some(&database.url), &args()).await;
     Some(TwoNodes { database, a, b, _dirs: dirs })
 }
 

@@ -315,6 +315,25 @@ pub struct ServeArgs {
     /// take on this node's disk.
     #[arg(long, env = "HERALD_MEDIA_QUOTA_MB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=16_777_216))]
     pub media_quota_mb: u64,
+    /// Instances open at once on this node (their stores, caches and, on SQLite, up to four
+    /// connections each: a thread and two file descriptors a connection). Past it the least
+    /// recently used instance that nothing is using is put to sleep; the next call opens it
+    /// again (about a millisecond). Any number of instances can exist: a sleeping one costs
+    /// about a hundred bytes. Raise it with `ulimit -n` (9 descriptors an open instance).
+    #[arg(long, env = "HERALD_MAX_OPEN_INSTANCES", default_value_t = crate::tenants::DEFAULT_MAX_OPEN as u64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_open_instances: u64,
+    /// Seconds an open instance may go unused before it is put to sleep.
+    #[arg(long, env = "HERALD_INSTANCE_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub instance_idle_timeout: u64,
+    /// PostgreSQL: connections this node opens, for the control plane (a quarter, at least 2)
+    /// and every instance together (an instance takes at most three quarters of the rest at
+    /// once). The default lets three nodes share a default PostgreSQL (`max_connections` 100).
+    #[arg(long, env = "HERALD_DATABASE_MAX_CONNECTIONS", default_value_t = crate::store::node_pool::DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(3..=10_000))]
+    pub database_max_connections: u32,
+    /// PostgreSQL: seconds a call waits for a connection before it is answered 503 with
+    /// `Retry-After`.
+    #[arg(long, env = "HERALD_DATABASE_ACQUIRE_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub database_acquire_timeout: u64,
     /// Megabytes of request bodies one instance may have waiting in the asynchronous queue; past
     /// it asynchronous calls answer 429 until its jobs have run.
     #[arg(long, env = "HERALD_ASYNC_BACKLOG_MB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=16_777_216))]
@@ -388,13 +407,15 @@ pub enum ScopeArg {
 
 #[derive(Debug, Subcommand)]
 pub enum CredentialsCommand {
-    /// Create a credential; prints the client id and secret once (only a hash is stored).
+    /// Create a credential; prints the client id and secret once (only a hash is stored). With
+    /// several `--instance`, one credential each, a line per instance:
+    /// `instance=<customerId> client_id=<id> client_secret=<secret>`.
     Create {
         #[command(flatten)]
         store: StoreArgs,
-        /// The instance (customerId).
-        #[arg(long)]
-        instance: String,
+        /// The instance (customerId); repeat it for a credential in each of several instances.
+        #[arg(long, required = true)]
+        instance: Vec<String>,
         #[arg(long, value_enum)]
         scope: ScopeArg,
         /// What the credential is for.

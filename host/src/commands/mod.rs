@@ -66,6 +66,14 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                     max_connections: args.max_connections as usize,
                 },
                 media_quota: args.media_quota_mb * 1024 * 1024,
+                open_instances: crate::tenants::OpenInstances {
+                    max_open: args.max_open_instances as usize,
+                    idle_after: Duration::from_secs(args.instance_idle_timeout),
+                },
+                pool: crate::store::node_pool::PoolSettings {
+                    max_connections: args.database_max_connections,
+                    acquire_timeout: Duration::from_secs(args.database_acquire_timeout),
+                },
                 rate: crate::limits::RateSettings {
                     per_credential_per_second: args.rate_per_credential,
                     per_credential_burst: args.burst_per_credential,
@@ -100,30 +108,44 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Instance { command: InstanceCommand::List { store } } => {
+            use std::io::Write;
             let db = control(&store).await?;
-            for i in db.instances().await? {
-                println!(
+            // Settings only (no model is read): fast with any number of instances.
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            for (settings, revision) in db.instance_settings().await? {
+                writeln!(
+                    out,
                     "{}\t{}\tdaily cap {}\trevision {}",
-                    i.settings.customer_id,
-                    i.settings.environment.name(),
-                    i.settings.effective_daily_cap(),
-                    i.revision
-                );
+                    settings.customer_id,
+                    settings.environment.name(),
+                    settings.effective_daily_cap(),
+                    revision
+                )?;
             }
+            out.flush()?;
             Ok(())
         }
         Command::Credentials { command: CredentialsCommand::Create { store, instance, scope, description } } => {
             let db = control(&store).await?;
-            if db.instance(&instance).await?.is_none() {
-                bail!("no instance '{instance}'");
+            // Every instance is checked before any credential is made.
+            let known: std::collections::HashSet<String> = db.revisions().await?.into_iter().map(|(id, _, _)| id).collect();
+            if let Some(missing) = instance.iter().find(|id| !known.contains(id.as_str())) {
+                bail!("no instance '{missing}'");
             }
             let scope = match scope {
                 ScopeArg::Public => "public",
                 ScopeArg::App => "app",
             };
-            let (id, secret) = secret::generate();
-            db.insert_credential(&id, &instance, &secret::hash(&secret), scope, &description).await?;
-            println!("client_id={id}\nclient_secret={secret}\n(the secret is shown once; only its hash is stored)");
+            for customer_id in &instance {
+                let (id, secret) = secret::generate();
+                db.insert_credential(&id, customer_id, &secret::hash(&secret), scope, &description).await?;
+                if instance.len() == 1 {
+                    println!("client_id={id}\nclient_secret={secret}");
+                } else {
+                    println!("instance={customer_id} client_id={id} client_secret={secret}");
+                }
+            }
+            println!("(the secrets are shown once; only their hashes are stored)");
             Ok(())
         }
         Command::Credentials { command: CredentialsCommand::Revoke { store, client_id } } => {

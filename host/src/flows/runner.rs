@@ -22,7 +22,7 @@ use crate::model::flow::{Flow, Node, NodeKind};
 use crate::queue::{FlowJobRunner, Queue};
 use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, Later, NewJob};
 use crate::store::tenant::{FlowRun, Recipient, RunProgress, RunState};
-use crate::tenants::Tenant;
+use crate::tenants::{Activation, Tenant};
 
 /// The most trace entries a run keeps (the first ones, then a note).
 const MAX_TRACE: usize = 200;
@@ -68,14 +68,25 @@ impl FlowEngine {
     async fn run_job(&self, job: &ClaimedJob, payload: &str) -> JobOutcome {
         match serde_json::from_str::<FlowJob>(payload) {
             Ok(FlowJob::Run(run)) => self.run_one(job, payload, run).await,
-            Ok(FlowJob::Sweep(sweep)) => self.sweep(job, sweep).await,
+            Ok(FlowJob::Sweep(sweep)) => self.sweep(job, payload, sweep).await,
             Err(_) => JobOutcome::Failed("the flow job does not read".into()),
         }
     }
 
+    /// The job's instance, opened if it sleeps; a job whose instance cannot be opened now is
+    /// tried again later.
+    pub(super) async fn instance(&self, job: &ClaimedJob, payload: &str) -> Result<std::sync::Arc<Tenant>, JobOutcome> {
+        match self.tenants.activate(&job.customer_id).await {
+            Ok(tenant) => Ok(tenant),
+            Err(Activation::Missing) => Err(JobOutcome::Failed("the instance no longer exists".into())),
+            Err(Activation::Unavailable(_)) => Err(self.retry(job, payload, "the instance's data cannot be opened now".into())),
+        }
+    }
+
     async fn run_one(&self, job: &ClaimedJob, payload: &str, run_job: RunJob) -> JobOutcome {
-        let Some(tenant) = self.tenants.get(&job.customer_id) else {
-            return JobOutcome::Failed("the instance no longer exists".into());
+        let tenant = match self.instance(job, payload).await {
+            Ok(tenant) => tenant,
+            Err(outcome) => return outcome,
         };
         let run = match tenant.db.flow_run(&run_job.run).await {
             Ok(Some(run)) => run,

@@ -1,5 +1,6 @@
 //! The scheduler of flows with a `schedule` trigger (five-field cron, UTC, on the server's
-//! clock). Every node looks at every instance's scheduled flows now and then; when one is due,
+//! clock). Every node looks now and then at the instances with a firing due (`flow_schedules`
+//! in the control plane) and at those whose flows changed; when one is due,
 //! the node that moves its next time on (`ControlDb::fire_flow_schedule`, a compare-and-set)
 //! queues the first batch of its sweep (`sweep.rs`). A new or changed schedule first fires at its
 //! next time after now: firings missed while no node ran are not made up. A firing that comes
@@ -23,42 +24,63 @@ use crate::tenants::Tenant;
 const SWEEP_ALIVE_MS: i64 = 10 * 60 * 1000;
 
 pub fn spawn(engine: Arc<FlowEngine>, every: Duration) -> JoinHandle<()> {
+    let mut lookout = engine.tenants.lookout();
     tokio::spawn(async move {
+        // At start, the instances whose operator's flows have a schedule (a definition applied
+        // while no server ran has not been seen); later, those with a firing due and those that
+        // changed: the work follows what is due, not the number of instances.
+        match engine.control.instances_with_scheduled_flows().await {
+            Ok(ids) => lookout.add(ids),
+            Err(e) => tracing::warn!(error = %e, "the instances with scheduled flows could not be read"),
+        }
         loop {
             tokio::time::sleep(every).await;
-            for customer_id in engine.tenants.customer_ids() {
-                let Some(tenant) = engine.tenants.get(&customer_id) else { continue };
-                let flows = match super::all(&tenant).await {
-                    Ok(flows) => flows,
-                    Err(e) => {
-                        tracing::warn!(instance = %customer_id, error = %e, "scheduled flows could not be read");
-                        continue;
-                    }
-                };
-                let mut stored = match engine.control.flow_schedules(&customer_id).await {
-                    Ok(stored) => stored,
-                    Err(e) => {
-                        tracing::warn!(instance = %customer_id, error = %e, "flow schedules could not be read");
-                        continue;
-                    }
-                };
-                for flow in flows.iter().filter(|f| f.flow.trigger.schedule.is_some()) {
-                    if let Err(e) = engine.tick(&tenant, flow, stored.remove(&flow.flow.name)).await {
-                        tracing::warn!(instance = %customer_id, flow = %flow.flow.name, error = %e, "a scheduled flow could not be fired");
-                    }
-                }
-                // What is left belongs to flows gone from the instance (a flow that `herald
-                // instance apply` dropped) or no longer scheduled: forgotten, so that a flow of
-                // that name defined again later starts from its own next time (the old one's has
-                // passed, and would fire it at once).
-                for gone in stored.keys() {
-                    if let Err(e) = engine.control.forget_flow_schedule(&customer_id, gone).await {
-                        tracing::warn!(instance = %customer_id, flow = %gone, error = %e, "a removed flow's schedule could not be forgotten");
-                    }
-                }
+            match engine.control.due_flow_instances(engine.clock.now_millis()).await {
+                Ok(due) => lookout.add(due),
+                Err(e) => tracing::warn!(error = %e, "the due flow schedules could not be read"),
+            }
+            for customer_id in lookout.take() {
+                let Ok(tenant) = engine.tenants.activate(&customer_id).await else { continue };
+                engine.look_at(&tenant).await;
             }
         }
     })
+}
+
+impl FlowEngine {
+    /// Fires what is due of one instance's scheduled flows, registers the schedules it had not
+    /// seen, and forgets those of flows gone.
+    async fn look_at(&self, tenant: &Tenant) {
+        let customer_id = tenant.customer_id();
+        let flows = match super::all(tenant).await {
+            Ok(flows) => flows,
+            Err(e) => {
+                tracing::warn!(instance = %customer_id, error = %e, "scheduled flows could not be read");
+                return;
+            }
+        };
+        let mut stored = match self.control.flow_schedules(customer_id).await {
+            Ok(stored) => stored,
+            Err(e) => {
+                tracing::warn!(instance = %customer_id, error = %e, "flow schedules could not be read");
+                return;
+            }
+        };
+        for flow in flows.iter().filter(|f| f.flow.trigger.schedule.is_some()) {
+            if let Err(e) = self.tick(tenant, flow, stored.remove(&flow.flow.name)).await {
+                tracing::warn!(instance = %customer_id, flow = %flow.flow.name, error = %e, "a scheduled flow could not be fired");
+            }
+        }
+        // What is left belongs to flows gone from the instance (a flow that `herald
+        // instance apply` dropped) or no longer scheduled: forgotten, so that a flow of
+        // that name defined again later starts from its own next time (the old one's has
+        // passed, and would fire it at once).
+        for gone in stored.keys() {
+            if let Err(e) = self.control.forget_flow_schedule(customer_id, gone).await {
+                tracing::warn!(instance = %customer_id, flow = %gone, error = %e, "a removed flow's schedule could not be forgotten");
+            }
+        }
+    }
 }
 
 /// The first time after `millis` that `cron` names.

@@ -22,9 +22,10 @@ const BATCH: i64 = 500;
 const AT_ONCE: usize = 8;
 
 impl FlowEngine {
-    pub(super) async fn sweep(&self, job: &ClaimedJob, sweep: SweepJob) -> JobOutcome {
-        let Some(tenant) = self.tenants.get(&job.customer_id) else {
-            return JobOutcome::Failed("the instance no longer exists".into());
+    pub(super) async fn sweep(&self, job: &ClaimedJob, payload: &str, sweep: SweepJob) -> JobOutcome {
+        let tenant = match self.instance(job, payload).await {
+            Ok(tenant) => tenant,
+            Err(outcome) => return outcome,
         };
         // The flow as it is now: a flow deleted or no longer scheduled ends its sweep.
         let flow = match super::find(&tenant, &sweep.flow).await {

@@ -74,7 +74,8 @@ async fn what_the_parser_admits_compiles_and_runs() {
                     assert_eq!(marks, condition.binds.len(), "{input:?}: every value is bound: {}", condition.sql);
                     if dialect == Dialect::Sqlite {
                         let sql = db.recipients_sql(&model, Some(&condition));
-                        let rows = db.recipients_stream(&model, Some(&condition), &sql);
+                        let mut reader = db.stream_reader().await.unwrap();
+                        let rows = db.recipients_stream(&mut reader, &model, Some(&condition), &sql);
                         futures_util::pin_mut!(rows);
                         while let Some(row) = rows.next().await {
                             if let Err(e) = row {

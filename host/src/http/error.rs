@@ -97,6 +97,18 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl ApiError {
+    /// An instance that could not be activated: `missing` when there is no such instance (each
+    /// door says it its own way: 401 for a credential, 404 for a route), 503 when its store
+    /// cannot be opened now (the registry logged why).
+    pub fn inactive(activation: crate::tenants::Activation, missing: ApiError) -> ApiError {
+        match activation {
+            crate::tenants::Activation::Missing => missing,
+            crate::tenants::Activation::Unavailable(_) => ApiError::Unavailable("the instance's data cannot be opened".into()),
+        }
+    }
+}
+
 impl From<crate::domain::DomainError> for ApiError {
     fn from(e: crate::domain::DomainError) -> ApiError {
         use crate::domain::DomainError;

@@ -110,7 +110,7 @@ impl Caller {
     pub async fn authenticate(headers: &axum::http::HeaderMap, ctx: &ApiContext) -> Result<Caller, ApiError> {
         let header = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).ok_or(ApiError::Unauthorized)?;
         let principal = ctx.auth.check_header(header).await.map_err(ApiError::from)?.ok_or(ApiError::Unauthorized)?;
-        let tenant = ctx.tenants.get(&principal.customer_id).ok_or(ApiError::Unauthorized)?;
+        let tenant = ctx.tenants.activate(&principal.customer_id).await.map_err(|e| ApiError::inactive(e, ApiError::Unauthorized))?;
         Ok(Caller { principal, tenant })
     }
 }

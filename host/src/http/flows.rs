@@ -113,6 +113,8 @@ async fn put(
         // A schedule row left by a deleted flow of this name would fire this one at once.
         ctx.flows.control.forget_flow_schedule(tenant.customer_id(), &name).await?;
     }
+    // The scheduler registers a schedule it had not seen (or forgets one now gone).
+    ctx.tenants.touch(tenant.customer_id());
     let answer = flow_json(&InstanceFlow { flow, source: Source::Api, version: stored.version, updated_at: Some(stored.updated_at) });
     Ok((if created { StatusCode::CREATED } else { StatusCode::OK }, Json(answer)).into_response())
 }

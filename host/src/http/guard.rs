@@ -71,8 +71,12 @@ pub async fn open_instance_limits(
         // The only rejection in a route's layer: a segment that is not UTF-8 once decoded.
         Err(_) => return ApiError::bad("invalid path: a path segment is not valid UTF-8 once percent-decoded").into_response(),
     };
-    let Some(tenant) = params.iter().find(|(name, _)| *name == "customer_id").and_then(|(_, id)| ctx.tenants.get(id)) else {
+    let Some((_, customer_id)) = params.iter().find(|(name, _)| *name == "customer_id") else {
         return ApiError::NotFound.into_response();
+    };
+    let tenant = match ctx.tenants.activate(customer_id).await {
+        Ok(tenant) => tenant,
+        Err(e) => return ApiError::inactive(e, ApiError::NotFound).into_response(),
     };
     let (_slot, usage) = match admit(&ctx, &tenant).await {
         Ok(admitted) => admitted,

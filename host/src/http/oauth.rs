@@ -83,7 +83,7 @@ async fn token(State(ctx): State<ApiContext>, headers: HeaderMap, AppBytes(body)
         _ => return Ok(oauth_error("invalid_request", "client_id and client_secret are required")),
     };
     let principal = ctx.auth.check_secret(&id, &secret).await?.ok_or(ApiError::Unauthorized)?;
-    if ctx.tenants.get(&principal.customer_id).is_none() {
+    if !ctx.tenants.exists(&principal.customer_id) {
         return Err(ApiError::Unauthorized);
     }
     let (access_token, expires_in) = ctx.auth.issue(&principal);

@@ -29,7 +29,7 @@ async fn serve(
     crate::http::extract::AppPath((customer_id, path)): crate::http::extract::AppPath<(String, String)>,
     request: Request,
 ) -> Response {
-    if ctx.tenants.get(&customer_id).is_none() {
+    if !ctx.tenants.exists(&customer_id) {
         return ApiError::NotFound.into_response();
     }
     let Ok(rel) = RelPath::parse("path", &path) else { return ApiError::NotFound.into_response() };

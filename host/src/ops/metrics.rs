@@ -34,8 +34,12 @@ pub fn handle() -> &'static PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE.get_or_init(|| {
         RECORDING.store(true, Ordering::Relaxed);
-        let builder =
-            PrometheusBuilder::new().set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &BUCKETS).expect("buckets are not empty");
+        // A gauge not set for two minutes goes: an instance put to sleep stops being sampled,
+        // and its connections and daily count would otherwise stay at their last value.
+        let builder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &BUCKETS)
+            .expect("buckets are not empty")
+            .idle_timeout(metrics_util::MetricKindMask::GAUGE, Some(std::time::Duration::from_secs(120)));
         let recorder = builder.build_recorder();
         let handle = recorder.handle();
         if metrics::set_global_recorder(recorder).is_err() {
@@ -87,8 +91,22 @@ pub struct Sample {
     pub oldest_job_age_seconds: f64,
     /// (instance, calls used today, daily cap)
     pub daily: Vec<(String, u64, u64)>,
-    /// (instance, open connections, idle ones)
+    /// (open instance, open connections, idle ones): SQLite, where each has its own.
     pub connections: Vec<(String, u32, usize)>,
+    /// Known and open instances, activations and evictions so far.
+    pub instances: crate::tenants::TenantsStats,
+    /// The node's pool for the instances (PostgreSQL).
+    pub node_pool: Option<NodePoolSample>,
+}
+
+/// The node's PostgreSQL pool for the instances at a scrape.
+pub struct NodePoolSample {
+    pub open: u32,
+    pub idle: usize,
+    /// Uses that waited for a connection (or their instance's share), and those that gave up.
+    pub waited: u64,
+    pub timed_out: u64,
+    pub wait_seconds: f64,
 }
 
 pub fn record(sample: &Sample) {
@@ -97,6 +115,19 @@ pub fn record(sample: &Sample) {
     for (instance, used, cap) in &sample.daily {
         gauge!("herald_daily_calls", "instance" => instance.clone()).set(*used as f64);
         gauge!("herald_daily_cap", "instance" => instance.clone()).set(*cap as f64);
+    }
+    let instances = &sample.instances;
+    gauge!("herald_instances", "state" => "known").set(instances.known as f64);
+    gauge!("herald_instances", "state" => "open").set(instances.open as f64);
+    counter!("herald_instance_activations_total").absolute(instances.activations);
+    counter!("herald_instance_evictions_total").absolute(instances.evictions);
+    counter!("herald_instance_activation_failures_total").absolute(instances.failed_activations);
+    if let Some(pool) = &sample.node_pool {
+        gauge!("herald_node_pool_connections", "state" => "busy").set(pool.open.saturating_sub(pool.idle as u32) as f64);
+        gauge!("herald_node_pool_connections", "state" => "idle").set(pool.idle as f64);
+        counter!("herald_node_pool_waits_total").absolute(pool.waited);
+        counter!("herald_node_pool_timeouts_total").absolute(pool.timed_out);
+        gauge!("herald_node_pool_wait_seconds_total").set(pool.wait_seconds);
     }
     for (instance, open, idle) in &sample.connections {
         gauge!("herald_db_connections", "instance" => instance.clone(), "state" => "busy").set(open.saturating_sub(*idle as u32) as f64);

@@ -44,21 +44,39 @@ async fn readyz(State(ctx): State<OpsContext>) -> impl IntoResponse {
 async fn scrape(State(ctx): State<OpsContext>) -> impl IntoResponse {
     let (queued_jobs, oldest) = ctx.control.queue_depth().await.unwrap_or((0, None));
     let now = ctx.clock.now_millis();
-    let caps: std::collections::HashMap<String, u64> = ctx
-        .tenants
-        .customer_ids()
-        .into_iter()
-        .filter_map(|id| ctx.tenants.get(&id).map(|t| (id, t.settings.effective_daily_cap())))
-        .collect();
+    // Only the open instances are looked at: a scrape costs the same with 10 or 10,000.
+    let open = ctx.tenants.open_tenants();
+    let caps: std::collections::HashMap<&str, u64> = open.iter().map(|t| (t.customer_id(), t.settings.effective_daily_cap())).collect();
     let sample = metrics::Sample {
         queued_jobs,
         oldest_job_age_seconds: oldest.map_or(0.0, |at| (now - at).max(0) as f64 / 1000.0),
-        daily: ctx.daily.used_today().into_iter().filter_map(|(id, used)| caps.get(&id).map(|cap| (id, used, *cap))).collect(),
-        connections: caps
-            .keys()
-            .filter_map(|id| ctx.tenants.get(id).map(|t| (id.clone(), t.db.connections())))
-            .map(|(id, (open, idle))| (id, open, idle))
+        daily: ctx
+            .daily
+            .used_today()
+            .into_iter()
+            .filter_map(|(id, used)| caps.get(id.as_str()).map(|cap| (id.clone(), used, *cap)))
             .collect(),
+        connections: open
+            .iter()
+            .filter(|t| t.db.dialect() == crate::rsql::Dialect::Sqlite)
+            .map(|t| {
+                let (open, idle) = t.db.connections();
+                (t.customer_id().to_string(), open, idle)
+            })
+            .collect(),
+        instances: ctx.tenants.stats(),
+        node_pool: ctx.control.node_pool().map(|pool| {
+            let (open, idle) = pool.connections();
+            let waits = &pool.waits;
+            let relaxed = std::sync::atomic::Ordering::Relaxed;
+            metrics::NodePoolSample {
+                open,
+                idle,
+                waited: waits.waited.load(relaxed),
+                timed_out: waits.timed_out.load(relaxed),
+                wait_seconds: waits.wait_micros.load(relaxed) as f64 / 1e6,
+            }
+        }),
     };
     metrics::record(&sample);
     let handle = metrics::handle();

@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Limited};
 
 use crate::runtime::{Call, CallFailure, Runtime};
 use crate::store::jobs::{CapturedRequest, ClaimedJob, JobOutcome, JobPayload, StoredResponse};
-use crate::tenants::Tenants;
+use crate::tenants::{Activation, Tenants};
 
 /// The largest response an asynchronous execution may leave (as large as a request may be).
 const MAX_RESPONSE_BYTES: usize = crate::limits::MAX_PAYLOAD_BYTES;
@@ -44,8 +44,10 @@ impl Executor {
     }
 
     async fn execute_http(&self, job: &ClaimedJob) -> JobOutcome {
-        let Some(tenant) = self.tenants.get(&job.customer_id) else {
-            return JobOutcome::Failed("the instance no longer exists".into());
+        let tenant = match self.tenants.activate(&job.customer_id).await {
+            Ok(tenant) => tenant,
+            Err(Activation::Missing) => return JobOutcome::Failed("the instance no longer exists".into()),
+            Err(Activation::Unavailable(_)) => return JobOutcome::Failed("the instance's data could not be opened".into()),
         };
         let extension = match self.runtime.http_extension(&self.data_dir, &tenant, &job.extension).await {
             Ok(Some(extension)) => extension,

@@ -13,7 +13,7 @@ use crate::runtime::config::Alert;
 use crate::runtime::{Call, CallFailure, ExtensionKind, Runtime};
 use crate::store::jobs::{ClaimedJob, JobOutcome};
 use crate::store::tenant::MonitorRun;
-use crate::tenants::{Tenant, Tenants};
+use crate::tenants::{Activation, Tenant, Tenants};
 
 /// A status as it is stored and shown.
 pub const HEALTHY: &str = "healthy";
@@ -23,7 +23,11 @@ pub const FAILED: &str = "failed";
 const MAX_MESSAGE: usize = 2048;
 
 pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir: &Path, limit: Duration, job: &ClaimedJob) -> JobOutcome {
-    let Some(tenant) = tenants.get(&job.customer_id) else { return JobOutcome::Failed("the instance no longer exists".into()) };
+    let tenant = match tenants.activate(&job.customer_id).await {
+        Ok(tenant) => tenant,
+        Err(Activation::Missing) => return JobOutcome::Failed("the instance no longer exists".into()),
+        Err(Activation::Unavailable(_)) => return JobOutcome::Failed("the instance's data could not be opened".into()),
+    };
     let id = &job.extension;
     let extension = match runtime.extension(data_dir, &tenant, id, ExtensionKind::Monitor).await {
         Ok(Some(extension)) => extension,

@@ -153,7 +153,8 @@ impl recipients_read::Host for CallState {
         let (db, model) = (&tenant.db, &tenant.model);
         let condition = condition(&filter, &model.def, &tenant)?;
         let sql = db.recipients_sql(model, condition.as_ref());
-        let rows = db.recipients_stream(model, condition.as_ref(), &sql).take(limit.min(MAX_FIND) as usize);
+        let mut reader = db.stream_reader().await.map_err(from_store)?;
+        let rows = db.recipients_stream(&mut reader, model, condition.as_ref(), &sql).take(limit.min(MAX_FIND) as usize);
         futures_util::pin_mut!(rows);
         let mut out = Vec::new();
         while let Some(r) = rows.next().await {

@@ -3,8 +3,11 @@
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use std::sync::Arc;
+
 use super::db::Db;
-use super::{now_millis, Backend, StoreResult, TenantDb};
+use super::node_pool::NodePool;
+use super::{now_millis, tenant_schema, Backend, StoreResult, TenantDb};
 use crate::model::{DataModel, InstanceSettings};
 
 /// An instance as stored.
@@ -29,6 +32,8 @@ pub struct CredentialRecord {
 pub struct ControlDb {
     pub(super) db: Db,
     backend: Backend,
+    /// The node's pool for the instances' schemas (PostgreSQL).
+    instances: Option<Arc<NodePool>>,
 }
 
 impl ControlDb {
@@ -36,15 +41,19 @@ impl ControlDb {
     pub async fn open(backend: &Backend) -> anyhow::Result<ControlDb> {
         let db = backend.open_control().await?;
         match backend {
-            Backend::Sqlite { .. } => sqlx::migrate!("./migrations/control").run(&db.write).await?,
-            Backend::Postgres { .. } => sqlx::migrate!("./migrations/control-postgres").run(&db.write).await?,
+            Backend::Sqlite { .. } => sqlx::migrate!("./migrations/control").run(&mut *db.writer().await?).await?,
+            Backend::Postgres { .. } => sqlx::migrate!("./migrations/control-postgres").run(&mut *db.writer().await?).await?,
         }
-        Ok(ControlDb { db, backend: backend.clone() })
+        let instances = match backend {
+            Backend::Sqlite { .. } => None,
+            Backend::Postgres { url, pool } => Some(NodePool::new(url, pool)?),
+        };
+        Ok(ControlDb { db, backend: backend.clone(), instances })
     }
 
     /// Whether the database answers (the operator's readiness check).
     pub async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").fetch_one(self.db.reader()).await?;
+        sqlx::query("SELECT 1").fetch_one(&mut *self.db.reader().await?).await?;
         Ok(())
     }
 
@@ -53,28 +62,93 @@ impl ControlDb {
         &self.backend
     }
 
-    /// Opens the store of instance `customer_id` on the same backend.
+    /// Opens the store of instance `customer_id` on the same backend, which must exist: on
+    /// SQLite its file, on PostgreSQL its schema (over the node's pool). Readers connect when
+    /// first needed; nothing is created.
     pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
-        self.backend.open_tenant(customer_id).await
+        let db = match (&self.backend, &self.instances) {
+            (Backend::Sqlite { data_dir }, _) => {
+                let file = Backend::tenant_file(data_dir, customer_id);
+                if !file.exists() {
+                    return Err(sqlx::Error::Configuration(format!("the instance's database file {} is missing", file.display()).into()));
+                }
+                Db::open_sqlite(&file).await?
+            }
+            (Backend::Postgres { .. }, Some(pool)) => {
+                Db::open_shared(pool.schema(&crate::model::column(&tenant_schema(customer_id))), false).await?
+            }
+            (Backend::Postgres { .. }, None) => unreachable!("a PostgreSQL control plane has the node's pool"),
+        };
+        Ok(TenantDb::new(db))
+    }
+
+    /// Opens the store of instance `customer_id`, creating its file or schema if missing
+    /// (`herald instance apply`).
+    pub async fn create_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
+        match (&self.backend, &self.instances) {
+            (Backend::Postgres { .. }, Some(pool)) => {
+                Ok(TenantDb::new(Db::open_shared(pool.schema(&crate::model::column(&tenant_schema(customer_id))), true).await?))
+            }
+            _ => self.backend.open_tenant(customer_id).await,
+        }
+    }
+
+    /// The node's pool for the instances (PostgreSQL), for the operator's metrics.
+    pub fn node_pool(&self) -> Option<&Arc<NodePool>> {
+        self.instances.as_ref()
     }
 
     pub async fn instance(&self, customer_id: &str) -> StoreResult<Option<InstanceRecord>> {
         let row = sqlx::query(&self.db.sql("SELECT settings, model, revision FROM instances WHERE customer_id = ?"))
             .bind(customer_id)
-            .fetch_optional(self.db.reader())
+            .fetch_optional(&mut *self.db.reader().await?)
             .await?;
         row.map(|r| decode_instance(&r)).transpose()
     }
 
     pub async fn instances(&self) -> StoreResult<Vec<InstanceRecord>> {
-        let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id").fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query("SELECT settings, model, revision FROM instances ORDER BY customer_id")
+            .fetch_all(&mut *self.db.reader().await?)
+            .await?;
         rows.iter().map(decode_instance).collect()
     }
 
-    /// The revision of every instance: cheap enough to poll for changes.
-    pub async fn revisions(&self) -> StoreResult<Vec<(String, i64)>> {
-        let rows = sqlx::query("SELECT customer_id, revision FROM instances").fetch_all(self.db.reader()).await?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    /// Every instance's settings and revision, by id (without their models).
+    pub async fn instance_settings(&self) -> StoreResult<Vec<(InstanceSettings, i64)>> {
+        let rows =
+            sqlx::query("SELECT settings, revision FROM instances ORDER BY customer_id").fetch_all(&mut *self.db.reader().await?).await?;
+        rows.iter()
+            .map(|r| {
+                let settings: String = r.get(0);
+                let settings = serde_json::from_str(&settings).map_err(|e| super::StoreError::Db(sqlx::Error::Decode(Box::new(e))))?;
+                Ok((settings, r.get(1)))
+            })
+            .collect()
+    }
+
+    /// Every instance's id, revision and time of its last change.
+    pub async fn revisions(&self) -> StoreResult<Vec<(String, i64, i64)>> {
+        let rows = sqlx::query("SELECT customer_id, revision, updated_at FROM instances").fetch_all(&mut *self.db.reader().await?).await?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+    }
+
+    /// The instances changed at or after `since` (milliseconds): what a node polls for, in time
+    /// proportional to the changes (`instances_updated_at` index).
+    pub async fn changed_since(&self, since: i64) -> StoreResult<Vec<(String, i64, i64)>> {
+        let rows = sqlx::query(&self.db.sql("SELECT customer_id, revision, updated_at FROM instances WHERE updated_at >= ?"))
+            .bind(since)
+            .fetch_all(&mut *self.db.reader().await?)
+            .await?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+    }
+
+    /// The instances whose model defines a flow with a schedule (a cheap text filter first: the
+    /// scheduler checks each), read at start without opening any instance.
+    pub async fn instances_with_scheduled_flows(&self) -> StoreResult<Vec<String>> {
+        let rows = sqlx::query("SELECT customer_id FROM instances WHERE model LIKE '%\"schedule\"%'")
+            .fetch_all(&mut *self.db.reader().await?)
+            .await?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     /// Creates or replaces an instance's settings and model; bumps its revision when they changed.
@@ -97,7 +171,7 @@ impl ControlDb {
             .bind(model_json)
             .bind(now)
             .bind(now)
-            .fetch_optional(&self.db.write)
+            .fetch_optional(&mut *self.db.writer().await?)
             .await?;
         match row {
             Some(r) => Ok(r.get(0)),
@@ -123,7 +197,7 @@ impl ControlDb {
         .bind(scope)
         .bind(description)
         .bind(now_millis())
-        .execute(&self.db.write)
+        .execute(&mut *self.db.writer().await?)
         .await?;
         Ok(())
     }
@@ -132,7 +206,7 @@ impl ControlDb {
         let row =
             sqlx::query(&self.db.sql("SELECT client_id, customer_id, secret_hash, scope, revoked_at FROM credentials WHERE client_id = ?"))
                 .bind(client_id)
-                .fetch_optional(self.db.reader())
+                .fetch_optional(&mut *self.db.reader().await?)
                 .await?;
         Ok(row.map(|r| CredentialRecord {
             client_id: r.get(0),
@@ -147,7 +221,7 @@ impl ControlDb {
         let done = sqlx::query(&self.db.sql("UPDATE credentials SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL"))
             .bind(now_millis())
             .bind(client_id)
-            .execute(&self.db.write)
+            .execute(&mut *self.db.writer().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -157,7 +231,7 @@ impl ControlDb {
         let row = sqlx::query(&self.db.sql("SELECT calls FROM daily_usage WHERE customer_id = ? AND day = ?"))
             .bind(customer_id)
             .bind(day)
-            .fetch_optional(self.db.reader())
+            .fetch_optional(&mut *self.db.reader().await?)
             .await?;
         Ok(row.map(|r| r.get::<i64, _>(0) as u64).unwrap_or(0))
     }
@@ -172,19 +246,22 @@ impl ControlDb {
         .bind(customer_id)
         .bind(day)
         .bind(calls as i64)
-        .fetch_one(&self.db.write)
+        .fetch_one(&mut *self.db.writer().await?)
         .await?;
         Ok(row.get::<i64, _>(0) as u64)
     }
 
     /// Forgets counts of days before `day` (kept a week for the operator's curiosity).
     pub async fn prune_daily_usage(&self, before_day: &str) -> StoreResult<()> {
-        sqlx::query(&self.db.sql("DELETE FROM daily_usage WHERE day < ?")).bind(before_day).execute(&self.db.write).await?;
+        sqlx::query(&self.db.sql("DELETE FROM daily_usage WHERE day < ?")).bind(before_day).execute(&mut *self.db.writer().await?).await?;
         Ok(())
     }
 
     pub async fn setting(&self, key: &str) -> StoreResult<Option<String>> {
-        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?")).bind(key).fetch_optional(self.db.reader()).await?;
+        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?"))
+            .bind(key)
+            .fetch_optional(&mut *self.db.reader().await?)
+            .await?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -194,9 +271,12 @@ impl ControlDb {
         sqlx::query(&self.db.sql("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"))
             .bind(key)
             .bind(value)
-            .execute(&self.db.write)
+            .execute(&mut *self.db.writer().await?)
             .await?;
-        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?")).bind(key).fetch_one(&self.db.write).await?;
+        let row = sqlx::query(&self.db.sql("SELECT value FROM settings WHERE key = ?"))
+            .bind(key)
+            .fetch_one(&mut *self.db.writer().await?)
+            .await?;
         Ok(row.get(0))
     }
 }

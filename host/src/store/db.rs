@@ -9,8 +9,9 @@
 //! at a time; serialising writes in the process avoids lock upgrades failing under load).
 //!
 //! PostgreSQL: one schema per database (the control plane, and each instance), chosen by the
-//! connection's `search_path`, so no query names a schema and an instance's connections cannot
-//! reach another instance's tables by accident. Readers and writers share one pool.
+//! connection's `search_path`, so no query names a schema. The control plane has a small pool
+//! of its own; every instance uses the node's one pool, each use setting the path to its schema
+//! first (`node_pool.rs`), so a node's connections do not grow with its instances.
 //!
 //! Queued work (flow sweeps, flow runs, asynchronous executions, monitors) reads through readers
 //! of its own on SQLite ([`Db::reader`]): a sweep running 32 recipients at once would otherwise
@@ -18,27 +19,106 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::time::Duration;
 
 use sqlx::any::AnyPoolOptions;
-use sqlx::AnyPool;
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 use sqlx::{Connection, Executor};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::group::GroupCommit;
+use super::node_pool::SchemaPool;
 pub use crate::rsql::Dialect;
 
 #[derive(Debug, Clone)]
 pub struct Db {
-    /// The readers of the calls being answered (reached through [`Db::reader`], which picks this
-    /// one or `background_read`).
-    read: AnyPool,
-    /// The readers of queued work (on PostgreSQL the same pool as `read`).
-    background_read: AnyPool,
-    pub write: AnyPool,
+    conns: Conns,
     pub dialect: Dialect,
     /// The group commit of the frequent small writes (recipients, records, runs): `group.rs`.
     pub group: GroupCommit,
+}
+
+/// Where a database's connections come from.
+#[derive(Debug, Clone)]
+pub(super) enum Conns {
+    /// Pools of its own, whose connections are in the database (an SQLite file) or schema (the
+    /// PostgreSQL control plane) from the start.
+    Own {
+        /// The readers of the calls being answered.
+        read: AnyPool,
+        /// The readers of queued work (on PostgreSQL the same pool as `read`).
+        background_read: AnyPool,
+        write: AnyPool,
+    },
+    /// An instance's schema on the node's PostgreSQL pool (`node_pool.rs`).
+    Shared(SchemaPool),
+}
+
+impl Conns {
+    /// A transaction; on the shared pool with the instance's share held until it ends.
+    pub(super) async fn begin(&self) -> Result<Tx, sqlx::Error> {
+        match self {
+            Conns::Own { write, .. } => Ok(Tx { tx: write.begin().await?, _share: None }),
+            Conns::Shared(schema) => {
+                let (tx, share) = schema.begin().await?;
+                Ok(Tx { tx, _share: Some(share) })
+            }
+        }
+    }
+}
+
+/// A connection lent for one use (an executor: `&mut *conn`).
+pub struct Conn {
+    conn: PoolConnection<Any>,
+    _share: Option<OwnedSemaphorePermit>,
+}
+
+impl Conn {
+    /// Closes this connection when it is dropped instead of giving it back to its pool.
+    pub fn close_on_drop(&mut self) {
+        self.conn.close_on_drop();
+    }
+}
+
+impl Deref for Conn {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        &self.conn
+    }
+}
+
+impl DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.conn
+    }
+}
+
+/// A transaction (an executor: `&mut *tx`); rolled back if dropped before [`Tx::commit`].
+pub struct Tx {
+    tx: Transaction<'static, Any>,
+    _share: Option<OwnedSemaphorePermit>,
+}
+
+impl Tx {
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+}
+
+impl Deref for Tx {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        &self.tx
+    }
+}
+
+impl DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.tx
+    }
 }
 
 // SQLite pools do not ping a connection before lending it (sqlx's default): that was a round
@@ -46,12 +126,17 @@ pub struct Db {
 // PostgreSQL pools keep the ping: after an outage or a failover the pool's idle connections are
 // dead, and the ping is what sends the first call after it to a fresh one.
 
-/// Connections of one instance's pool on PostgreSQL, per node. Idle ones are closed, so a node
-/// holds connections only for the instances that are busy.
-const POSTGRES_CONNECTIONS_PER_SCHEMA: u32 = 8;
+/// The API's readers per SQLite database (opened when first needed, closed when idle). With the
+/// writer and the reader of queued work, an open instance holds at most four connections, each a
+/// thread of sqlx's and two file descriptors (the database and its WAL; the shared-memory index
+/// is one per database).
+pub const SQLITE_READERS: u32 = 2;
 
 /// Readers of queued work per SQLite database (opened when first needed, closed when idle).
-const SQLITE_BACKGROUND_READERS: u32 = 2;
+pub const SQLITE_BACKGROUND_READERS: u32 = 1;
+
+/// A reader that has not been used for this long is closed (its thread ends).
+const SQLITE_READER_IDLE: Duration = Duration::from_secs(30);
 
 thread_local! {
     /// Set on the threads of queued work (`queue::threads`).
@@ -68,7 +153,15 @@ pub fn mark_background_thread() {
 const SCHEMA_CREATION_LOCK: i64 = 0x4865_7261_6C64; // "Herald"
 
 impl Db {
+    /// The SQLite database at `path`. The writer connects at once (it sets WAL mode, and a
+    /// read-only connection needs the WAL's files that the first connection creates); readers
+    /// connect when first needed and close when idle.
     pub async fn open_sqlite(path: &Path) -> Result<Db, sqlx::Error> {
+        Self::open_sqlite_with(path, SQLITE_READERS, SQLITE_BACKGROUND_READERS).await
+    }
+
+    /// Like `open_sqlite`, with `readers` API readers and `background` readers of queued work.
+    pub async fn open_sqlite_with(path: &Path, readers: u32, background: u32) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
@@ -81,6 +174,7 @@ impl Db {
         };
         let write = AnyPoolOptions::new()
             .max_connections(1)
+            .min_connections(1)
             .test_before_acquire(false)
             .after_connect(|conn, _| {
                 Box::pin(async move {
@@ -93,68 +187,143 @@ impl Db {
             })
             .connect(&url("rwc"))
             .await?;
-        let readers = |count: u32| {
-            AnyPoolOptions::new().max_connections(count).test_before_acquire(false).after_connect(|conn, _| {
-                Box::pin(async move { conn.execute("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;").await.map(|_| ()) })
-            })
+        let reader_pool = |count: u32| {
+            AnyPoolOptions::new()
+                .max_connections(count)
+                .min_connections(0)
+                .idle_timeout(SQLITE_READER_IDLE)
+                .test_before_acquire(false)
+                .after_connect(|conn, _| {
+                    Box::pin(async move { conn.execute("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;").await.map(|_| ()) })
+                })
         };
-        let read = readers(4).connect(&url("ro")).await?;
-        let background_read = readers(SQLITE_BACKGROUND_READERS).connect_lazy(&url("ro"))?;
-        Ok(Db { read, background_read, group: GroupCommit::start(write.clone(), Dialect::Sqlite), write, dialect: Dialect::Sqlite })
+        let read = reader_pool(readers).connect_lazy(&url("ro"))?;
+        let background_read = reader_pool(background).connect_lazy(&url("ro"))?;
+        let conns = Conns::Own { read, background_read, write };
+        Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Sqlite), conns, dialect: Dialect::Sqlite })
     }
 
-    /// A pool on `url` whose connections work in `schema`, created if missing.
-    pub async fn open_postgres(url: &str, schema: &str) -> Result<Db, sqlx::Error> {
+    /// A pool of its own on `url` whose connections work in `schema`, created if missing (the
+    /// control plane; and an instance's schema for the command line's tools).
+    pub async fn open_postgres(url: &str, schema: &str, connections: u32, acquire_timeout: Duration) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
         let quoted = crate::model::column(schema);
         // One connection, not a pool: an unreachable server fails at once rather than after the
-        // pool's retries. The lock keeps nodes starting at once from racing to create the schema.
+        // pool's retries.
         let mut setup = sqlx::AnyConnection::connect(url).await?;
-        let mut tx = setup.begin().await?;
-        sqlx::query(&format!("SELECT pg_advisory_xact_lock({SCHEMA_CREATION_LOCK})")).execute(&mut *tx).await?;
-        sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}")).execute(&mut *tx).await?;
-        tx.commit().await?;
+        create_schema(&mut setup, &quoted).await?;
         setup.close().await?;
 
         let search_path = format!("SET search_path TO {quoted}");
         let pool = AnyPoolOptions::new()
-            .max_connections(POSTGRES_CONNECTIONS_PER_SCHEMA)
+            .max_connections(connections)
             .min_connections(0)
             .idle_timeout(Duration::from_secs(60))
+            .acquire_timeout(acquire_timeout)
             .after_connect(move |conn, _| {
                 let search_path = search_path.clone();
                 Box::pin(async move { conn.execute(search_path.as_str()).await.map(|_| ()) })
             })
             .connect(url)
             .await?;
-        Ok(Db {
-            read: pool.clone(),
-            background_read: pool.clone(),
-            group: GroupCommit::start(pool.clone(), Dialect::Postgres),
-            write: pool,
-            dialect: Dialect::Postgres,
-        })
+        let conns = Conns::Own { read: pool.clone(), background_read: pool.clone(), write: pool };
+        Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Postgres), conns, dialect: Dialect::Postgres })
     }
 
-    /// The readers for the calling thread: queued work's own on its threads, the API's elsewhere.
-    pub fn reader(&self) -> &AnyPool {
-        if BACKGROUND.with(Cell::get) {
-            &self.background_read
-        } else {
-            &self.read
+    /// Instance schema `schema` on the node's shared pool. With `create`, the schema is created
+    /// if missing (`herald instance apply`); without, a missing schema is an error (an instance
+    /// whose data is gone answers 503 rather than work on an empty schema).
+    pub async fn open_shared(schema: SchemaPool, create: bool) -> Result<Db, sqlx::Error> {
+        let conns = Conns::Shared(schema.clone());
+        let db = Db { group: GroupCommit::start(conns.clone(), Dialect::Postgres), conns, dialect: Dialect::Postgres };
+        if create {
+            let mut conn = db.writer().await?;
+            create_schema(&mut conn, schema.schema()).await?;
+        }
+        Ok(db)
+    }
+
+    /// Checks that the database is there and is one: an SQLite file that is not a database, or
+    /// a PostgreSQL schema that does not exist, fails here.
+    pub async fn check(&self) -> Result<(), sqlx::Error> {
+        let mut conn = self.reader().await?;
+        match self.dialect {
+            Dialect::Sqlite => {
+                sqlx::query("SELECT COUNT(*) FROM sqlite_master").fetch_one(&mut *conn).await?;
+            }
+            Dialect::Postgres => {
+                let row = sqlx::query("SELECT current_schema() IS NOT NULL").fetch_one(&mut *conn).await?;
+                if !sqlx::Row::get::<bool, _>(&row, 0) {
+                    return Err(sqlx::Error::Configuration("the instance's schema does not exist".into()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A reader for the calling thread: queued work's own on its threads, the API's elsewhere.
+    pub async fn reader(&self) -> Result<Conn, sqlx::Error> {
+        match &self.conns {
+            Conns::Own { read, background_read, .. } => {
+                let pool = if BACKGROUND.with(Cell::get) { background_read } else { read };
+                Ok(Conn { conn: pool.acquire().await?, _share: None })
+            }
+            Conns::Shared(schema) => {
+                let (conn, share) = schema.connection().await?;
+                Ok(Conn { conn, _share: Some(share) })
+            }
         }
     }
 
-    /// `text` with its placeholders as this engine wants them.
+    /// The writer (on PostgreSQL, any connection of the pool).
+    pub async fn writer(&self) -> Result<Conn, sqlx::Error> {
+        match &self.conns {
+            Conns::Own { write, .. } => Ok(Conn { conn: write.acquire().await?, _share: None }),
+            Conns::Shared(_) => self.reader().await,
+        }
+    }
+
+    /// A transaction on the writer.
+    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
+        self.conns.begin().await
+    }
+
+    /// Closes the pools of its own (the shared pool stays with the node).
+    pub async fn close(&self) {
+        if let Conns::Own { read, background_read, write } = &self.conns {
+            read.close().await;
+            background_read.close().await;
+            write.close().await;
+        }
+    }
+
+    /// Connections of this database's own pools: (open, idle), for the operator's metrics.
+    pub fn connections(&self) -> (u32, usize) {
+        match &self.conns {
+            Conns::Own { read, background_read, write } if self.dialect == Dialect::Sqlite => {
+                (read.size() + background_read.size() + write.size(), read.num_idle() + background_read.num_idle() + write.num_idle())
+            }
+            // One pool serves all three.
+            Conns::Own { write, .. } => (write.size(), write.num_idle()),
+            Conns::Shared(_) => (0, 0),
+        }
+    }
+
+    /// `text` with its placeholders as this engine wants them (and, for an instance on the
+    /// node's shared pool, the comment naming its schema: `node_pool.rs`).
     pub fn sql<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        sql_for(self.dialect, text)
+        match &self.conns {
+            Conns::Shared(schema) => Cow::Owned(format!("/* {} */ {}", schema.schema(), numbered_placeholders(text))),
+            _ => sql_for(self.dialect, text),
+        }
     }
 
     /// Like `sql`, for text built at run time.
     pub fn sql_string(&self, text: String) -> String {
-        match self.dialect {
-            Dialect::Sqlite => text,
-            Dialect::Postgres => numbered_placeholders(&text),
+        match (&self.conns, self.dialect) {
+            (Conns::Shared(_), _) => self.sql(&text).into_owned(),
+            (_, Dialect::Sqlite) => text,
+            (_, Dialect::Postgres) => numbered_placeholders(&text),
         }
     }
 
@@ -165,6 +334,15 @@ impl Db {
             Dialect::Postgres => format!("LEAST({a}, {b})"),
         }
     }
+}
+
+/// Creates schema `quoted` if missing, under the advisory lock that keeps nodes starting at once
+/// from racing to create it.
+async fn create_schema(conn: &mut AnyConnection, quoted: &str) -> Result<(), sqlx::Error> {
+    let mut tx = conn.begin().await?;
+    sqlx::query(&format!("SELECT pg_advisory_xact_lock({SCHEMA_CREATION_LOCK})")).execute(&mut *tx).await?;
+    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}")).execute(&mut *tx).await?;
+    tx.commit().await
 }
 
 /// `text` with its placeholders as `dialect` wants them.
@@ -205,18 +383,28 @@ pub fn numbered_placeholders(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn queued_work_reads_through_readers_of_its_own_on_sqlite() {
         let dir = tempfile::tempdir().unwrap();
         let db = super::Db::open_sqlite(&dir.path().join("t.db")).await.unwrap();
-        assert_eq!(db.reader().options().get_max_connections(), 4, "the API's readers");
+        let readers = |db: &super::Db| match &db.conns {
+            super::Conns::Own { read, background_read, .. } => (read.size(), background_read.size()),
+            super::Conns::Shared(_) => unreachable!(),
+        };
+        assert_eq!(readers(&db), (0, 0), "readers connect when first needed");
+        drop(db.reader().await.unwrap());
+        assert_eq!(readers(&db), (1, 0), "the API's reader");
         let background = db.clone();
-        let theirs = std::thread::spawn(move || {
+        let handle = tokio::runtime::Handle::current();
+        std::thread::spawn(move || {
             super::mark_background_thread();
-            background.reader().options().get_max_connections()
-        });
-        assert_eq!(theirs.join().unwrap(), super::SQLITE_BACKGROUND_READERS);
-        assert_eq!(db.reader().options().get_max_connections(), 4, "marking another thread changes nothing here");
+            handle.block_on(async move { drop(background.reader().await.unwrap()) });
+        })
+        .join()
+        .unwrap();
+        assert_eq!(readers(&db), (1, 1), "queued work's reader");
+        drop(db.reader().await.unwrap());
+        assert_eq!(readers(&db), (1, 1), "marking another thread changes nothing here");
     }
 
     use super::numbered_placeholders;

@@ -3,7 +3,7 @@
 //! queue's promoter moves it into `extension_jobs`, where the dispatcher claims it like any other.
 //! Kept apart so that a million waiting runs cost the dispatcher nothing.
 
-use sqlx::{Any, Row, Transaction};
+use sqlx::Row;
 
 use super::jobs::Later;
 use super::{ControlDb, StoreResult};
@@ -13,14 +13,14 @@ const PROMOTE_BATCH: i64 = 500;
 
 impl ControlDb {
     /// Whether job `id` is still running on `node` (it was not queued again meanwhile).
-    pub(super) async fn job_running_on(&self, tx: &mut Transaction<'_, Any>, id: &str, node: &str) -> Result<bool, sqlx::Error> {
+    pub(super) async fn job_running_on(&self, tx: &mut sqlx::AnyConnection, id: &str, node: &str) -> Result<bool, sqlx::Error> {
         let sql = self.db.sql("SELECT COUNT(*) FROM extension_jobs WHERE id = ? AND state = 'running' AND node = ?");
-        let n: i64 = sqlx::query_scalar(&sql).bind(id).bind(node).fetch_one(&mut **tx).await?;
+        let n: i64 = sqlx::query_scalar(&sql).bind(id).bind(node).fetch_one(&mut *tx).await?;
         Ok(n > 0)
     }
 
     /// Stores `later`: in the queue at once when it is already due at `now`, else apart.
-    pub(super) async fn insert_continuation(&self, tx: &mut Transaction<'_, Any>, later: &Later, now: i64) -> Result<(), sqlx::Error> {
+    pub(super) async fn insert_continuation(&self, tx: &mut sqlx::AnyConnection, later: &Later, now: i64) -> Result<(), sqlx::Error> {
         let job = &later.job;
         let payload = job.payload.json();
         let due = later.due_at <= now;
@@ -42,7 +42,7 @@ impl ControlDb {
         if due {
             query = query.bind(Vec::<u8>::new());
         }
-        query.execute(&mut **tx).await?;
+        query.execute(&mut *tx).await?;
         Ok(())
     }
 
@@ -51,7 +51,7 @@ impl ControlDb {
     pub async fn promote_due_jobs(&self, now: i64) -> StoreResult<u64> {
         let select =
             self.db.sql("SELECT id, customer_id, extension, kind, payload FROM delayed_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?");
-        let due = sqlx::query(&select).bind(now).bind(PROMOTE_BATCH).fetch_all(self.db.reader()).await?;
+        let due = sqlx::query(&select).bind(now).bind(PROMOTE_BATCH).fetch_all(&mut *self.db.reader().await?).await?;
         if due.is_empty() {
             return Ok(0);
         }
@@ -61,7 +61,7 @@ impl ControlDb {
              VALUES (?, ?, ?, 'queued', ?, ?, ?, '', '', '[]', ?)",
         );
         let mut moved = 0;
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         for row in &due {
             let id: String = row.get(0);
             if sqlx::query(&delete).bind(&id).execute(&mut *tx).await?.rows_affected() == 0 {
@@ -90,6 +90,6 @@ impl ControlDb {
             "SELECT payload FROM extension_jobs WHERE customer_id = ? AND kind = 'flow' AND payload IS NOT NULL
              UNION ALL SELECT payload FROM delayed_jobs WHERE customer_id = ? AND kind = 'flow' AND payload IS NOT NULL",
         );
-        Ok(sqlx::query_scalar(&sql).bind(customer_id).bind(customer_id).fetch_all(self.db.reader()).await?)
+        Ok(sqlx::query_scalar(&sql).bind(customer_id).bind(customer_id).fetch_all(&mut *self.db.reader().await?).await?)
     }
 }

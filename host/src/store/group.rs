@@ -32,9 +32,10 @@ use std::ops::{Deref, DerefMut};
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
-use sqlx::{Any, AnyConnection, AnyPool, Executor, Transaction};
+use sqlx::{AnyConnection, Executor};
 use tokio::sync::{mpsc, oneshot};
 
+use super::db::{Conns, Tx};
 use super::{StoreError, StoreResult, Unavailable};
 use crate::rsql::Dialect;
 
@@ -94,7 +95,7 @@ impl Request {
 }
 
 struct Lent {
-    tx: Transaction<'static, Any>,
+    tx: Tx,
     back: oneshot::Sender<Returned>,
     savepoint: bool,
 }
@@ -102,15 +103,15 @@ struct Lent {
 /// The transaction back from a turn; `kept` when what the turn wrote stays (its caller then
 /// waits for the commit).
 struct Returned {
-    tx: Transaction<'static, Any>,
+    tx: Tx,
     kept: Option<Committed>,
 }
 
 impl GroupCommit {
-    /// Starts the writer task of `pool` (on the current runtime; it ends with the last handle).
-    pub fn start(pool: AnyPool, dialect: Dialect) -> GroupCommit {
+    /// Starts the writer task of a database (on the current runtime; it ends with the last handle).
+    pub(super) fn start(conns: Conns, dialect: Dialect) -> GroupCommit {
         let (requests, receiver) = mpsc::unbounded_channel();
-        tokio::spawn(writer(pool, receiver));
+        tokio::spawn(writer(conns, receiver));
         GroupCommit { requests, statements_undo_themselves: dialect == Dialect::Sqlite }
     }
 
@@ -170,7 +171,7 @@ impl GroupCommit {
 /// single-write turn on SQLite). End it with [`Turn::finish`]; dropped unfinished, what it wrote
 /// is undone.
 pub struct Turn {
-    tx: Option<Transaction<'static, Any>>,
+    tx: Option<Tx>,
     back: Option<oneshot::Sender<Returned>>,
     savepoint: bool,
 }
@@ -231,9 +232,9 @@ impl Drop for Turn {
     }
 }
 
-async fn writer(pool: AnyPool, mut requests: mpsc::UnboundedReceiver<Request>) {
+async fn writer(conns: Conns, mut requests: mpsc::UnboundedReceiver<Request>) {
     while let Some(first) = requests.recv().await {
-        let mut tx = match pool.begin().await {
+        let mut tx = match conns.begin().await {
             Ok(tx) => tx,
             Err(e) => {
                 // Everyone waiting now gets the error (for example: the database is unreachable).
@@ -282,11 +283,7 @@ async fn writer(pool: AnyPool, mut requests: mpsc::UnboundedReceiver<Request>) {
 
 /// Lends `tx` to one caller for its turn; back with the caller's wish to keep its writes, or
 /// the error that broke the transaction.
-async fn lend(
-    mut tx: Transaction<'static, Any>,
-    to: oneshot::Sender<Result<Lent, sqlx::Error>>,
-    savepoint: bool,
-) -> Result<(Transaction<'static, Any>, Option<Committed>), sqlx::Error> {
+async fn lend(mut tx: Tx, to: oneshot::Sender<Result<Lent, sqlx::Error>>, savepoint: bool) -> Result<(Tx, Option<Committed>), sqlx::Error> {
     if savepoint {
         if let Err(e) = tx.execute(SAVEPOINT).await {
             let _ = to.send(Err(copy(&e)));
@@ -313,11 +310,7 @@ async fn lend(
 /// Runs `work` on `tx` here, on the writer's task; back with what it keeps, or the error that
 /// broke the transaction. A work that panics is undone (as a lent turn whose task panicked is),
 /// and the writer goes on.
-async fn run(
-    mut tx: Transaction<'static, Any>,
-    work: Work,
-    savepoint: bool,
-) -> Result<(Transaction<'static, Any>, Option<Committed>), sqlx::Error> {
+async fn run(mut tx: Tx, work: Work, savepoint: bool) -> Result<(Tx, Option<Committed>), sqlx::Error> {
     if savepoint {
         if let Err(e) = tx.execute(SAVEPOINT).await {
             work(Err(copy(&e))).await;

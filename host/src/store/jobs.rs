@@ -167,7 +167,7 @@ impl ControlDb {
             "INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, kind, payload, method, uri, headers, body, door)
              VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)",
         );
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         let no_request = CapturedRequest::default();
         for job in jobs {
             // The request columns hold an http job's request (and are empty for other kinds).
@@ -200,7 +200,7 @@ impl ControlDb {
         let sql = self.db.sql(
             "SELECT CAST(COALESCE(SUM(LENGTH(body)), 0) AS BIGINT) FROM extension_jobs WHERE state IN ('queued', 'running') AND customer_id = ?",
         );
-        let bytes: i64 = sqlx::query_scalar(&sql).bind(customer_id).fetch_one(self.db.reader()).await?;
+        let bytes: i64 = sqlx::query_scalar(&sql).bind(customer_id).fetch_one(&mut *self.db.reader().await?).await?;
         Ok(bytes.max(0) as u64)
     }
 
@@ -209,8 +209,9 @@ impl ControlDb {
     /// slightly old answer only delays a claim to the next round.
     /// How many jobs wait to run, and when the oldest was accepted (for the operator's metrics).
     pub async fn queue_depth(&self) -> StoreResult<(i64, Option<i64>)> {
-        let row =
-            sqlx::query("SELECT COUNT(*), MIN(accepted_at) FROM extension_jobs WHERE state = 'queued'").fetch_one(self.db.reader()).await?;
+        let row = sqlx::query("SELECT COUNT(*), MIN(accepted_at) FROM extension_jobs WHERE state = 'queued'")
+            .fetch_one(&mut *self.db.reader().await?)
+            .await?;
         Ok((row.get(0), row.get(1)))
     }
 
@@ -219,7 +220,7 @@ impl ControlDb {
         let mut after = String::new();
         let sql = self.db.sql("SELECT MIN(customer_id) FROM extension_jobs WHERE state = 'queued' AND customer_id > ?");
         loop {
-            let next: Option<String> = sqlx::query_scalar(&sql).bind(&after).fetch_one(self.db.reader()).await?;
+            let next: Option<String> = sqlx::query_scalar(&sql).bind(&after).fetch_one(&mut *self.db.reader().await?).await?;
             match next {
                 Some(id) => {
                     after = id.clone();
@@ -253,7 +254,7 @@ impl ControlDb {
                  RETURNING {CLAIMED_COLUMNS}"
             ),
         };
-        let mut conn = self.db.write.acquire().await?;
+        let mut conn = self.db.writer().await?;
         relax(&mut conn, self.db.dialect).await?;
         let claimed =
             async { sqlx::query(&sql).bind(now).bind(node).bind(customer_id).bind(limit as i64).fetch_all(&mut *conn).await }.await;
@@ -271,7 +272,7 @@ impl ControlDb {
              response_body = ?, outcome = ?, method = '', uri = '', headers = '[]', body = ?, payload = NULL
              WHERE id = ? AND state = 'running' AND node = ?",
         );
-        let mut conn = self.db.write.acquire().await?;
+        let mut conn = self.db.writer().await?;
         relax(&mut conn, self.db.dialect).await?;
         let written = async {
             let mut tx = sqlx::Connection::begin(&mut *conn).await?;
@@ -318,7 +319,7 @@ impl ControlDb {
              FROM extension_jobs WHERE id = ? AND kind = 'http'",
         ))
         .bind(id)
-        .fetch_optional(self.db.reader())
+        .fetch_optional(&mut *self.db.reader().await?)
         .await?;
         let Some(r) = row else { return Ok(None) };
         let state = match r.get::<&str, _>(1) {
@@ -349,7 +350,7 @@ impl ControlDb {
         ));
         let requeue =
             self.db.sql_string(format!("UPDATE extension_jobs SET state = 'queued', started_at = NULL, node = NULL WHERE {ORPHANED}"));
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         let failed = sqlx::query(&fail).bind(now).bind(own).bind(alive_since).execute(&mut *tx).await?.rows_affected();
         let requeued = sqlx::query(&requeue).bind(own).bind(alive_since).execute(&mut *tx).await?.rows_affected();
         tx.commit().await?;
@@ -360,7 +361,7 @@ impl ControlDb {
     pub async fn sweep_jobs(&self, before: i64) -> StoreResult<u64> {
         let done = sqlx::query(&self.db.sql("DELETE FROM extension_jobs WHERE finished_at IS NOT NULL AND finished_at < ?"))
             .bind(before)
-            .execute(&self.db.write)
+            .execute(&mut *self.db.writer().await?)
             .await?;
         Ok(done.rows_affected())
     }
@@ -390,7 +391,7 @@ fn decode_claimed(r: &AnyRow) -> StoreResult<ClaimedJob> {
     Ok(ClaimedJob { id: r.get(0), customer_id: r.get(1), extension: r.get(2), payload })
 }
 
-type Connection = sqlx::pool::PoolConnection<sqlx::Any>;
+type Connection = super::db::Conn;
 
 /// Lets the writer's commits skip the flush for one piece of work. On SQLite (WAL), with
 /// `synchronous = NORMAL`, a commit is flushed only with the next fully synchronous commit (an
@@ -446,7 +447,7 @@ mod tests {
         // A row of a kind a newer node wrote.
         sqlx::query("INSERT INTO extension_jobs (id, customer_id, extension, state, accepted_at, kind, payload, method, uri, headers, body) VALUES (?, 'demo', 'e', 'queued', 2, 'flow-step', '{}', '', '', '[]', x'')")
             .bind("2".repeat(32))
-            .execute(&control.db.write)
+            .execute(&mut *control.db.writer().await.unwrap())
             .await
             .unwrap();
         let claimed = control.claim_jobs("demo", 10, 3, "node").await.unwrap();

@@ -12,6 +12,7 @@ pub mod delayed;
 pub mod group;
 pub mod jobs;
 pub mod monitor_schedules;
+pub mod node_pool;
 pub mod nodes;
 pub mod schedules;
 pub mod tenant;
@@ -19,6 +20,7 @@ pub mod tenant;
 use std::path::{Path, PathBuf};
 
 use db::Db;
+use node_pool::PoolSettings;
 
 pub use control::ControlDb;
 pub use db::mark_background_thread;
@@ -70,8 +72,8 @@ pub enum Backend {
     /// `control.db` and `instances/<customerId>/data.db` under the data directory.
     Sqlite { data_dir: PathBuf },
     /// One PostgreSQL database: schema `herald` for the control plane, `instance_<customerId>`
-    /// for each instance.
-    Postgres { url: String },
+    /// for each instance, reached through `pool`'s connections.
+    Postgres { url: String, pool: PoolSettings },
 }
 
 impl Backend {
@@ -80,11 +82,19 @@ impl Backend {
         match database_url.map(str::trim).filter(|u| !u.is_empty()) {
             None => Ok(Backend::Sqlite { data_dir: data_dir.to_path_buf() }),
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                Ok(Backend::Postgres { url: url.to_string() })
+                Ok(Backend::Postgres { url: url.to_string(), pool: PoolSettings::default() })
             }
             Some(_) => anyhow::bail!(
                 "--database-url must be a postgres:// or postgresql:// URL (without it, Herald uses SQLite in the data directory)"
             ),
+        }
+    }
+
+    /// This backend with the node's PostgreSQL connection settings (nothing changes on SQLite).
+    pub fn with_pool(self, settings: PoolSettings) -> Backend {
+        match self {
+            Backend::Postgres { url, .. } => Backend::Postgres { url, pool: settings },
+            sqlite => sqlite,
         }
     }
 
@@ -95,15 +105,21 @@ impl Backend {
     async fn open_control(&self) -> Result<Db, sqlx::Error> {
         match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&data_dir.join("control.db")).await,
-            Backend::Postgres { url } => Db::open_postgres(url, "herald").await,
+            Backend::Postgres { url, pool } => Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout).await,
         }
     }
 
-    /// Opens instance `customer_id`'s store (its tables are made by `TenantDb::ensure_schema`).
+    /// Instance `customer_id`'s SQLite file.
+    fn tenant_file(data_dir: &Path, customer_id: &str) -> PathBuf {
+        crate::assets::instance_dir(data_dir, customer_id).join("data.db")
+    }
+
+    /// Opens instance `customer_id`'s store with pools of its own, for a command-line tool (a
+    /// server uses `ControlDb::open_tenant`, over the node's pool).
     pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
         let db = match self {
-            Backend::Sqlite { data_dir } => Db::open_sqlite(&crate::assets::instance_dir(data_dir, customer_id).join("data.db")).await?,
-            Backend::Postgres { url } => Db::open_postgres(url, &format!("instance_{customer_id}")).await?,
+            Backend::Sqlite { data_dir } => Db::open_sqlite(&Self::tenant_file(data_dir, customer_id)).await?,
+            Backend::Postgres { url, pool } => Db::open_postgres(url, &tenant_schema(customer_id), 2, pool.acquire_timeout).await?,
         };
         Ok(TenantDb::new(db))
     }
@@ -121,6 +137,11 @@ impl Backend {
         live.copy_into(into).await?;
         Ok(TenantDb::new(Db::open_sqlite(into).await?))
     }
+}
+
+/// Instance `customer_id`'s PostgreSQL schema.
+pub fn tenant_schema(customer_id: &str) -> String {
+    format!("instance_{customer_id}")
 }
 
 /// Milliseconds since the Unix epoch (UTC), the unit of every stored instant of the control plane.

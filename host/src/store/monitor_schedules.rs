@@ -16,7 +16,7 @@ pub struct MonitorSchedule {
 impl ControlDb {
     pub async fn monitor_schedule(&self, customer_id: &str, extension: &str) -> StoreResult<Option<MonitorSchedule>> {
         let sql = self.db.sql("SELECT schedule, sha256, next_at FROM monitor_schedules WHERE customer_id = ? AND extension = ?");
-        let row = sqlx::query(&sql).bind(customer_id).bind(extension).fetch_optional(self.db.reader()).await?;
+        let row = sqlx::query(&sql).bind(customer_id).bind(extension).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| MonitorSchedule { schedule: r.get(0), sha256: r.get(1), next_at: r.get(2) }))
     }
 
@@ -32,7 +32,7 @@ impl ControlDb {
             .bind(&s.schedule)
             .bind(&s.sha256)
             .bind(s.next_at)
-            .execute(&self.db.write)
+            .execute(&mut *self.db.writer().await?)
             .await?;
         Ok(())
     }
@@ -41,7 +41,29 @@ impl ControlDb {
     /// true when this call took it.
     pub async fn claim_monitor_run(&self, customer_id: &str, extension: &str, due: i64, next_at: i64) -> StoreResult<bool> {
         let sql = self.db.sql("UPDATE monitor_schedules SET next_at = ? WHERE customer_id = ? AND extension = ? AND next_at = ?");
-        let done = sqlx::query(&sql).bind(next_at).bind(customer_id).bind(extension).bind(due).execute(&self.db.write).await?;
+        let done =
+            sqlx::query(&sql).bind(next_at).bind(customer_id).bind(extension).bind(due).execute(&mut *self.db.writer().await?).await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Every monitor schedule of instance `customer_id`, by extension id.
+    pub async fn monitor_schedules(&self, customer_id: &str) -> StoreResult<std::collections::HashMap<String, MonitorSchedule>> {
+        let sql = self.db.sql("SELECT extension, schedule, sha256, next_at FROM monitor_schedules WHERE customer_id = ?");
+        let rows = sqlx::query(&sql).bind(customer_id).fetch_all(&mut *self.db.reader().await?).await?;
+        Ok(rows.iter().map(|r| (r.get(0), MonitorSchedule { schedule: r.get(1), sha256: r.get(2), next_at: r.get(3) })).collect())
+    }
+
+    /// Forgets a monitor's schedule (its extension is gone, or no longer a monitor).
+    pub async fn forget_monitor_schedule(&self, customer_id: &str, extension: &str) -> StoreResult<()> {
+        let sql = self.db.sql("DELETE FROM monitor_schedules WHERE customer_id = ? AND extension = ?");
+        sqlx::query(&sql).bind(customer_id).bind(extension).execute(&mut *self.db.writer().await?).await?;
+        Ok(())
+    }
+
+    /// The instances with a monitor due at `now`: what the scheduler opens.
+    pub async fn due_monitor_instances(&self, now: i64) -> StoreResult<Vec<String>> {
+        let sql = self.db.sql("SELECT DISTINCT customer_id FROM monitor_schedules WHERE next_at <= ?");
+        let rows = sqlx::query(&sql).bind(now).fetch_all(&mut *self.db.reader().await?).await?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 }

@@ -16,7 +16,7 @@ impl ControlDb {
         .bind(id)
         .bind(now)
         .bind(now)
-        .execute(&self.db.write)
+        .execute(&mut *self.db.writer().await?)
         .await?;
         Ok(())
     }
@@ -27,14 +27,14 @@ impl ControlDb {
             "DELETE FROM nodes WHERE heartbeat_at < ? AND id NOT IN (SELECT node FROM extension_jobs WHERE state = 'running' AND node IS NOT NULL)",
         ))
         .bind(before)
-        .execute(&self.db.write)
+        .execute(&mut *self.db.writer().await?)
         .await?;
         Ok(done.rows_affected())
     }
 
     /// Node `id` stops: its row goes, so its jobs (if any were left) are recovered at once.
     pub async fn remove_node(&self, id: &str) -> StoreResult<()> {
-        sqlx::query(&self.db.sql("DELETE FROM nodes WHERE id = ?")).bind(id).execute(&self.db.write).await?;
+        sqlx::query(&self.db.sql("DELETE FROM nodes WHERE id = ?")).bind(id).execute(&mut *self.db.writer().await?).await?;
         Ok(())
     }
 }

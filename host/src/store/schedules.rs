@@ -36,14 +36,21 @@ fn decode(r: &AnyRow, at: usize) -> FlowSchedule {
 impl ControlDb {
     pub async fn flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<Option<FlowSchedule>> {
         let sql = self.db.sql_string(format!("SELECT {SCHEDULE_COLUMNS} FROM flow_schedules WHERE customer_id = ? AND flow = ?"));
-        let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(self.db.reader()).await?;
+        let row = sqlx::query(&sql).bind(customer_id).bind(flow).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| decode(&r, 0)))
+    }
+
+    /// The instances with a flow due at `now`: what the scheduler opens.
+    pub async fn due_flow_instances(&self, now: i64) -> StoreResult<Vec<String>> {
+        let sql = self.db.sql("SELECT DISTINCT customer_id FROM flow_schedules WHERE next_at <= ?");
+        let rows = sqlx::query(&sql).bind(now).fetch_all(&mut *self.db.reader().await?).await?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     /// Every schedule of instance `customer_id`, by flow name (the scheduler's look at it).
     pub async fn flow_schedules(&self, customer_id: &str) -> StoreResult<HashMap<String, FlowSchedule>> {
         let sql = self.db.sql_string(format!("SELECT flow, {SCHEDULE_COLUMNS} FROM flow_schedules WHERE customer_id = ?"));
-        let rows = sqlx::query(&sql).bind(customer_id).fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query(&sql).bind(customer_id).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows.iter().map(|r| (r.get(0), decode(r, 1))).collect())
     }
 
@@ -53,7 +60,7 @@ impl ControlDb {
             "INSERT INTO flow_schedules (customer_id, flow, schedule, next_at) VALUES (?, ?, ?, ?)
              ON CONFLICT (customer_id, flow) DO UPDATE SET schedule = excluded.schedule, next_at = excluded.next_at",
         );
-        sqlx::query(&sql).bind(customer_id).bind(flow).bind(schedule).bind(next_at).execute(&self.db.write).await?;
+        sqlx::query(&sql).bind(customer_id).bind(flow).bind(schedule).bind(next_at).execute(&mut *self.db.writer().await?).await?;
         Ok(())
     }
 
@@ -61,7 +68,7 @@ impl ControlDb {
     /// or created anew under a deleted one's name: its schedule starts from its own next time).
     pub async fn forget_flow_schedule(&self, customer_id: &str, flow: &str) -> StoreResult<()> {
         let sql = self.db.sql("DELETE FROM flow_schedules WHERE customer_id = ? AND flow = ?");
-        sqlx::query(&sql).bind(customer_id).bind(flow).execute(&self.db.write).await?;
+        sqlx::query(&sql).bind(customer_id).bind(flow).execute(&mut *self.db.writer().await?).await?;
         Ok(())
     }
 
@@ -72,8 +79,15 @@ impl ControlDb {
             "UPDATE flow_schedules SET next_at = ?, fired_at = ?, swept = 0, sweep_done = 0, swept_at = ?
              WHERE customer_id = ? AND flow = ? AND next_at = ?",
         );
-        let done =
-            sqlx::query(&sql).bind(next_at).bind(due).bind(due).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
+        let done = sqlx::query(&sql)
+            .bind(next_at)
+            .bind(due)
+            .bind(due)
+            .bind(customer_id)
+            .bind(flow)
+            .bind(due)
+            .execute(&mut *self.db.writer().await?)
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -81,7 +95,7 @@ impl ControlDb {
     /// going); true when this call moved it.
     pub async fn skip_flow_schedule(&self, customer_id: &str, flow: &str, due: i64, next_at: i64) -> StoreResult<bool> {
         let sql = self.db.sql("UPDATE flow_schedules SET next_at = ? WHERE customer_id = ? AND flow = ? AND next_at = ?");
-        let done = sqlx::query(&sql).bind(next_at).bind(customer_id).bind(flow).bind(due).execute(&self.db.write).await?;
+        let done = sqlx::query(&sql).bind(next_at).bind(customer_id).bind(flow).bind(due).execute(&mut *self.db.writer().await?).await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -97,7 +111,7 @@ impl ControlDb {
             .bind(customer_id)
             .bind(flow)
             .bind(fired_at)
-            .execute(&self.db.write)
+            .execute(&mut *self.db.writer().await?)
             .await?;
         Ok(())
     }

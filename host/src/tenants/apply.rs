@@ -51,7 +51,7 @@ pub async fn apply(control: &ControlDb, file: &DefinitionFile) -> anyhow::Result
     let model = model.expect("no problems, so the model is valid");
     let mut applied = Vec::new();
     for (settings, created, changes) in plans {
-        let db = control.open_tenant(&settings.customer_id).await?;
+        let db = control.create_tenant(&settings.customer_id).await?;
         db.ensure_schema(&model).await.map_err(|e| match e {
             StoreError::Invalid(m) => anyhow::anyhow!("instance {}: {m}", settings.customer_id),
             e => anyhow::Error::new(e).context(format!("instance {}: updating its tables", settings.customer_id)),

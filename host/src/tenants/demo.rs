@@ -69,7 +69,7 @@ async fn write_welcome(media: &MediaArea) -> anyhow::Result<()> {
 pub async fn share_welcome(tenants: &super::Tenants) -> anyhow::Result<()> {
     let file = DefinitionFile::from_toml(DEMO).map_err(anyhow::Error::msg)?;
     for settings in &file.instances {
-        if let Some(tenant) = tenants.get(&settings.customer_id) {
+        if let Ok(tenant) = tenants.activate(&settings.customer_id).await {
             tenant
                 .db
                 .insert_shared_file(crate::store::tenant::SharedArea::CommittedTemplates, "welcome.html", WELCOME_TEMPLATE.as_bytes())

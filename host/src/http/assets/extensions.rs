@@ -75,6 +75,8 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     };
     file.temp.replace(&media.extension(&path)).await.map_err(io_fault)?;
     tenant.db.put_extension(&record, &content).await?;
+    // A monitor's schedule is registered by the scheduler's next look.
+    ctx.tenants.touch(tenant.customer_id());
     let url = (kind == ExtensionKind::Http).then(|| call_url(tenant.customer_id(), &record.path, config.open));
     let body = s::StoredAsset { r#type: Some(record.kind), sha256: Some(record.sha256), url, ..stored("extensions", &path, record.size) };
     let status = if replace { StatusCode::OK } else { StatusCode::CREATED };
@@ -145,6 +147,7 @@ async fn remove(State(ctx): State<ApiContext>, caller: PublicCaller, form: Form)
         return Err(ApiError::NotFound);
     }
     let _ = tokio::fs::remove_file(media.extension(&path)).await;
+    ctx.tenants.touch(caller.tenant.customer_id());
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -29,7 +29,14 @@ pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>
     let (tx, mut rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
     tokio::spawn(async move {
         let sql = tenant.db.recipients_sql(&tenant.model, condition.as_ref());
-        let rows = tenant.db.recipients_stream(&tenant.model, condition.as_ref(), &sql);
+        let mut reader = match tenant.db.stream_reader().await {
+            Ok(reader) => reader,
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+        };
+        let rows = tenant.db.recipients_stream(&mut reader, &tenant.model, condition.as_ref(), &sql);
         futures_util::pin_mut!(rows);
         let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
         buf.push(b'[');

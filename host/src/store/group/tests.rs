@@ -10,7 +10,7 @@ use crate::store::{StoreError, StoreResult};
 async fn db() -> (tempfile::TempDir, Db) {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open_sqlite(&dir.path().join("t.db")).await.unwrap();
-    sqlx::query("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)").execute(&db.write).await.unwrap();
+    sqlx::query("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)").execute(&mut *db.writer().await.unwrap()).await.unwrap();
     (dir, db)
 }
 
@@ -26,7 +26,7 @@ async fn insert(db: &Db, k: i64, fail_after: bool) -> StoreResult<()> {
 }
 
 async fn keys(db: &Db) -> Vec<i64> {
-    let rows = sqlx::query("SELECT k FROM t ORDER BY k").fetch_all(db.reader()).await.unwrap();
+    let rows = sqlx::query("SELECT k FROM t ORDER BY k").fetch_all(&mut *db.reader().await.unwrap()).await.unwrap();
     rows.iter().map(|r| r.get::<i64, _>(0)).collect()
 }
 

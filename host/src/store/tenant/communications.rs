@@ -29,7 +29,7 @@ impl TenantDb {
             "SELECT channel, subject, sent_at, template, flow, content FROM _communications WHERE _recipient = ? ORDER BY sent_at, {}",
             insertion_order(self.db.dialect)
         );
-        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(&mut *self.db.reader().await?).await?;
         rows.iter()
             .map(|r| {
                 let Value::Timestamp(sent_at) = decode(r, 2, FieldType::Timestamp)? else { unreachable!("not null") };

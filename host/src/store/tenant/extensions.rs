@@ -78,7 +78,7 @@ impl TenantDb {
     async fn read_extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {
         let row = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE path = ?"))
             .bind(path)
-            .fetch_optional(self.db.reader())
+            .fetch_optional(&mut *self.db.reader().await?)
             .await?;
         Ok(row.as_ref().map(record))
     }
@@ -90,7 +90,7 @@ impl TenantDb {
         )
         .bind(prefix)
         .bind(prefix)
-        .fetch_all(self.db.reader())
+        .fetch_all(&mut *self.db.reader().await?)
         .await?;
         Ok(rows.iter().map(record).collect())
     }
@@ -104,7 +104,7 @@ impl TenantDb {
         let generation = self.extension_records.generation.load(Ordering::SeqCst);
         let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE type = ? ORDER BY path"))
             .bind(kind)
-            .fetch_all(self.db.reader())
+            .fetch_all(&mut *self.db.reader().await?)
             .await?;
         let list = Arc::new(rows.iter().map(record).collect::<Vec<_>>());
         if self.extension_records.generation.load(Ordering::SeqCst) == generation {
@@ -117,7 +117,7 @@ impl TenantDb {
     /// one transaction; components no extension uses any more go.
     pub async fn put_extension(&self, e: &ExtensionRecord, content: &[u8]) -> StoreResult<()> {
         let done = async {
-            let mut tx = self.db.write.begin().await?;
+            let mut tx = self.db.begin().await?;
             sqlx::query(&self.db.sql("INSERT INTO _extension_blobs (sha256, content) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING"))
                 .bind(&e.sha256)
                 .bind(content)
@@ -148,7 +148,7 @@ impl TenantDb {
 
     pub async fn delete_extension(&self, path: &str) -> StoreResult<bool> {
         let done = async {
-            let mut tx = self.db.write.begin().await?;
+            let mut tx = self.db.begin().await?;
             let deleted = sqlx::query(&self.db.sql("DELETE FROM _extensions WHERE path = ?")).bind(path).execute(&mut *tx).await?;
             prune_blobs(&mut tx).await?;
             tx.commit().await?;
@@ -163,14 +163,14 @@ impl TenantDb {
     pub async fn extension_content(&self, sha256: &str) -> StoreResult<Option<Vec<u8>>> {
         let row = sqlx::query(&self.db.sql("SELECT content FROM _extension_blobs WHERE sha256 = ?"))
             .bind(sha256)
-            .fetch_optional(self.db.reader())
+            .fetch_optional(&mut *self.db.reader().await?)
             .await?;
         Ok(row.map(|r| r.get(0)))
     }
 }
 
-async fn prune_blobs(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM _extension_blobs WHERE sha256 NOT IN (SELECT sha256 FROM _extensions)").execute(&mut **tx).await?;
+async fn prune_blobs(tx: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM _extension_blobs WHERE sha256 NOT IN (SELECT sha256 FROM _extensions)").execute(&mut *tx).await?;
     Ok(())
 }
 
@@ -210,7 +210,7 @@ impl TenantDb {
             })
             .collect();
         newest.reverse();
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         // One statement per thousand rows (8 parameters a row, well under either engine's limit).
         for chunk in newest.chunks(1000) {
             let sql = format!(
@@ -250,7 +250,7 @@ impl TenantDb {
         let sql = self.db.sql(
             "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
         );
-        let rows = sqlx::query(&sql).bind(extension).bind(i64::from(limit)).fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query(&sql).bind(extension).bind(i64::from(limit)).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows
             .iter()
             .map(|r| ExecutionLog {

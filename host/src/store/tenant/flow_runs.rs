@@ -203,7 +203,7 @@ impl TenantDb {
 
     pub async fn flow_run(&self, id: &str) -> StoreResult<Option<FlowRun>> {
         let sql = self.db.sql_string(format!("SELECT {COLUMNS} FROM _flow_runs WHERE id = ?"));
-        let row = sqlx::query(&sql).bind(id).fetch_optional(self.db.reader()).await?;
+        let row = sqlx::query(&sql).bind(id).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.as_ref().map(decode).transpose()?)
     }
 
@@ -245,7 +245,7 @@ impl TenantDb {
         if let Some(before) = before {
             query = query.bind(before);
         }
-        let rows = query.bind(limit).fetch_all(self.db.reader()).await?;
+        let rows = query.bind(limit).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows.iter().map(decode).collect::<Result<_, _>>()?)
     }
 }

@@ -65,8 +65,9 @@ impl TenantDb {
             return Ok(cached);
         }
         let generation = self.flow_cache.generation.load(Ordering::SeqCst);
-        let rows =
-            sqlx::query("SELECT name, definition, version, updated_at FROM _flows ORDER BY name").fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query("SELECT name, definition, version, updated_at FROM _flows ORDER BY name")
+            .fetch_all(&mut *self.db.reader().await?)
+            .await?;
         let flows = Arc::new(rows.iter().map(decode).collect::<Result<Vec<_>, _>>()?);
         let mut list = self.flow_cache.list.lock().expect("flow cache lock");
         if self.flow_cache.generation.load(Ordering::SeqCst) == generation {
@@ -77,14 +78,14 @@ impl TenantDb {
 
     pub async fn flow(&self, name: &str) -> StoreResult<Option<StoredFlow>> {
         let sql = self.db.sql("SELECT name, definition, version, updated_at FROM _flows WHERE name = ?");
-        let row = sqlx::query(&sql).bind(name).fetch_optional(self.db.reader()).await?;
+        let row = sqlx::query(&sql).bind(name).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.as_ref().map(decode).transpose()?)
     }
 
     /// Creates or replaces flow `name`; returns it as stored and whether it was created.
     pub async fn put_flow(&self, name: &str, definition: &str) -> StoreResult<(StoredFlow, bool)> {
         let now = now_millis();
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         let inserted = sqlx::query(
             &self.db.sql("INSERT INTO _flows (name, definition, version, updated_at) VALUES (?, ?, 1, ?) ON CONFLICT (name) DO NOTHING"),
         )
@@ -111,7 +112,7 @@ impl TenantDb {
     }
 
     pub async fn delete_flow(&self, name: &str) -> StoreResult<bool> {
-        let done = sqlx::query(&self.db.sql("DELETE FROM _flows WHERE name = ?")).bind(name).execute(&self.db.write).await?;
+        let done = sqlx::query(&self.db.sql("DELETE FROM _flows WHERE name = ?")).bind(name).execute(&mut *self.db.writer().await?).await?;
         self.flow_cache.invalidate();
         Ok(done.rows_affected() > 0)
     }

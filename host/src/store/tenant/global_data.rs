@@ -30,7 +30,7 @@ impl TenantDb {
     pub async fn global_value(&self, name: &str) -> StoreResult<Option<GlobalValue>> {
         let row = sqlx::query(&self.db.sql("SELECT value, created, modified FROM _global_data WHERE name = ?"))
             .bind(name)
-            .fetch_optional(self.db.reader())
+            .fetch_optional(&mut *self.db.reader().await?)
             .await?;
         Ok(row.map(|r| GlobalValue { value: r.get(0), created: r.get(1), modified: r.get(2) }))
     }

@@ -28,6 +28,7 @@ pub use schema::{gdt_table, otm_table};
 pub use secrets::{Sealed, SecretInfo};
 pub use shared_files::SharedArea;
 
+pub use super::db::Conn;
 use super::db::Db;
 use super::{StoreError, StoreResult};
 use crate::model::Model;
@@ -52,32 +53,43 @@ impl TenantDb {
     /// Brings the typed tables in line with `model` and stores the initial values of Global Data
     /// items that have none yet, in one transaction.
     pub async fn ensure_schema(&self, model: &Model) -> StoreResult<()> {
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         schema::ensure(&mut tx, self.db.dialect, &model.def).await?;
         global_data::seed(&mut tx, self.db.dialect, model).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// Connections of this instance's pools: (open, idle), for the operator's metrics.
+    /// Connections of this instance's own pools: (open, idle), for the operator's metrics (none
+    /// on PostgreSQL, where instances share the node's pool).
     pub fn connections(&self) -> (u32, usize) {
-        let (read, write) = (self.db.reader(), &self.db.write);
-        if self.db.dialect == crate::rsql::Dialect::Postgres {
-            // One pool serves both.
-            return (read.size(), read.num_idle());
-        }
-        (read.size() + write.size(), read.num_idle() + write.num_idle())
+        self.db.connections()
+    }
+
+    /// A reader for a stream of rows ([`TenantDb::recipients_stream`]).
+    pub async fn stream_reader(&self) -> StoreResult<Conn> {
+        Ok(self.db.reader().await?)
+    }
+
+    /// Checks that the store is there and is a database (at activation).
+    pub async fn check(&self) -> StoreResult<()> {
+        Ok(self.db.check().await?)
+    }
+
+    /// Closes the store's own connections (an instance put to sleep).
+    pub async fn close(&self) {
+        self.db.close().await
     }
 
     /// Writes a consistent copy of this (SQLite) database to the new file `path`.
     pub async fn copy_into(&self, path: &std::path::Path) -> StoreResult<()> {
-        sqlx::query("VACUUM INTO ?").bind(path.to_string_lossy().into_owned()).execute(self.db.reader()).await?;
+        sqlx::query("VACUUM INTO ?").bind(path.to_string_lossy().into_owned()).execute(&mut *self.db.reader().await?).await?;
         Ok(())
     }
 
     /// Counts recipients (for progress and tests).
     pub async fn count_recipients(&self) -> StoreResult<i64> {
-        let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(self.db.reader()).await?;
+        let row: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM recipients").fetch_one(&mut *self.db.reader().await?).await?;
         Ok(row.0)
     }
 }

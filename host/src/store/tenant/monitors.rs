@@ -24,7 +24,7 @@ pub struct MonitorRun {
 impl TenantDb {
     /// Keeps a run and trims the monitor's history.
     pub async fn insert_monitor_run(&self, run: &MonitorRun) -> StoreResult<()> {
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         sqlx::query(&self.db.sql("INSERT INTO _monitor_runs (extension, at, duration_ms, status, message) VALUES (?, ?, ?, ?, ?)"))
             .bind(&run.extension)
             .bind(run.at)
@@ -46,7 +46,7 @@ impl TenantDb {
         let sql = self
             .db
             .sql("SELECT extension, at, duration_ms, status, message FROM _monitor_runs WHERE extension = ? ORDER BY id DESC LIMIT ?");
-        let rows = sqlx::query(&sql).bind(extension).bind(limit).fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query(&sql).bind(extension).bind(limit).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows
             .iter()
             .map(|r| MonitorRun { extension: r.get(0), at: r.get(1), duration_ms: r.get(2), status: r.get(3), message: r.get(4) })

@@ -31,7 +31,7 @@ impl TenantDb {
         let sql = self.db.sql_string(sql);
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
 
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         // Expired documents of this instance go first, so they never pile up.
         sqlx::query(&self.db.sql("DELETE FROM _paging_documents WHERE expires_at <= ?")).bind(now).execute(&mut *tx).await?;
         // So do the oldest beyond the bound of live documents, this one counted.
@@ -48,7 +48,8 @@ impl TenantDb {
         // both see the same committed recipients (on SQLite the writer is this process's only one;
         // on PostgreSQL a recipient committed in between may or may not be in the selection, as
         // with any selection made while others write).
-        let mut rows = bind_all(sqlx::query(&sql), binds).fetch(self.db.reader());
+        let mut reader = self.db.reader().await?;
+        let mut rows = bind_all(sqlx::query(&sql), binds).fetch(&mut *reader);
         let mut chunk = Vec::with_capacity(keys::CHUNK);
         let mut chunk_no = 0i64;
         let mut size = 0u64;
@@ -88,7 +89,7 @@ impl TenantDb {
             .bind(crate::paging::MAX_LIFETIME_MS)
             .bind(id)
             .bind(now)
-            .fetch_optional(&self.db.write)
+            .fetch_optional(&mut *self.db.writer().await?)
             .await?;
         Ok(row.map(|r| DocumentInfo { size: r.get::<i64, _>(0) as u64 }))
     }
@@ -102,7 +103,7 @@ impl TenantDb {
                 .bind(id)
                 .bind(first as i64)
                 .bind(last as i64)
-                .fetch_all(self.db.reader())
+                .fetch_all(&mut *self.db.reader().await?)
                 .await?;
         let mut all = Vec::new();
         for r in &rows {
@@ -116,12 +117,12 @@ impl TenantDb {
     }
 }
 
-async fn insert_chunk(tx: &mut sqlx::Transaction<'_, sqlx::Any>, db: &Db, id: &str, chunk: i64, keys: &[i64]) -> StoreResult<()> {
+async fn insert_chunk(tx: &mut sqlx::AnyConnection, db: &Db, id: &str, chunk: i64, keys: &[i64]) -> StoreResult<()> {
     sqlx::query(&db.sql("INSERT INTO _paging_chunks (document, chunk, keys) VALUES (?, ?, ?)"))
         .bind(id)
         .bind(chunk)
         .bind(keys::encode(keys))
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
     Ok(())
 }

@@ -8,7 +8,7 @@ use sqlx::Row;
 
 use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
 use super::schema::insertion_order;
-use super::{conflict_on_unique, select_list, TenantDb};
+use super::{conflict_on_unique, select_list, Conn, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
 use crate::rsql::{Condition, Dialect};
 use crate::store::group::Turn;
@@ -61,13 +61,13 @@ impl TenantDb {
     pub async fn find_recipient(&self, model: &Model, field: usize, value: &Value) -> StoreResult<Option<Recipient>> {
         let name = &model.def.person_data[field].name;
         let sql = self.db.sql_string(format!("{} WHERE {} = ? LIMIT 2", select(model), column(name)));
-        let rows = bind(sqlx::query(&sql), value).fetch_all(self.db.reader()).await?;
+        let rows = bind(sqlx::query(&sql), value).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows.first().map(|r| decode_recipient(model, r)).transpose()?)
     }
 
     pub async fn recipient_by_key(&self, model: &Model, key: i64) -> StoreResult<Option<Recipient>> {
         let sql = self.db.sql_string(format!("{} WHERE _id = ?", select(model)));
-        let row = sqlx::query(&sql).bind(key).fetch_optional(self.db.reader()).await?;
+        let row = sqlx::query(&sql).bind(key).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
@@ -75,12 +75,13 @@ impl TenantDb {
     /// are decoded as they come, so memory stays flat whatever the selection's size.
     pub fn recipients_stream<'a>(
         &'a self,
+        reader: &'a mut Conn,
         model: &'a Model,
         condition: Option<&'a Condition>,
         sql: &'a str,
     ) -> impl futures_util::Stream<Item = StoreResult<Recipient>> + Send + 'a {
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
-        bind_all(sqlx::query(sql), binds).fetch(self.db.reader()).map(move |row| Ok(decode_recipient(model, &row?)?))
+        bind_all(sqlx::query(sql), binds).fetch(&mut **reader).map(move |row| Ok(decode_recipient(model, &row?)?))
     }
 
     /// The SQL of `recipients_stream`.
@@ -104,14 +105,14 @@ impl TenantDb {
         for k in keys {
             q = q.bind(*k);
         }
-        let rows = q.fetch_all(self.db.reader()).await?;
+        let rows = q.fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows.iter().map(|r| decode_recipient(model, r)).collect::<Result<_, _>>()?)
     }
 
     /// Whether recipient `key` satisfies `condition` (target groups, promotions).
     pub async fn recipient_matches(&self, key: i64, condition: &Condition) -> StoreResult<bool> {
         let sql = self.db.sql_string(format!("SELECT 1 FROM recipients WHERE _id = ? AND ({})", condition.sql));
-        let row = bind_all(sqlx::query(&sql).bind(key), &condition.binds).fetch_optional(self.db.reader()).await?;
+        let row = bind_all(sqlx::query(&sql).bind(key), &condition.binds).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.is_some())
     }
 
@@ -121,7 +122,7 @@ impl TenantDb {
         let filter = condition.map_or("1=1".to_string(), |c| format!("({})", c.sql));
         let sql = self.db.sql_string(format!("SELECT _id FROM recipients WHERE _id > ? AND {filter} ORDER BY _id LIMIT ?"));
         let query = bind_all(sqlx::query(&sql).bind(after), condition.map_or(&[][..], |c| &c.binds));
-        let rows = query.bind(limit).fetch_all(self.db.reader()).await?;
+        let rows = query.bind(limit).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows.iter().map(|r| r.get::<i64, _>(0)).collect())
     }
 
@@ -301,7 +302,7 @@ impl TenantDb {
             "SELECT event, achieved_at FROM _events WHERE _recipient = ? ORDER BY achieved_at, {}",
             insertion_order(self.db.dialect)
         );
-        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query(&self.db.sql_string(sql)).bind(key).fetch_all(&mut *self.db.reader().await?).await?;
         rows.iter()
             .map(|r| {
                 let at = decode(r, 1, FieldType::Timestamp)?;
@@ -366,7 +367,7 @@ impl TenantDb {
         if id.ty != FieldType::Number {
             return Ok(0);
         }
-        let mut conn = self.db.reader().acquire().await?;
+        let mut conn = self.db.reader().await?;
         Ok(largest_id(&mut conn, &id.name).await?.max(0.0) as u64)
     }
 
@@ -378,7 +379,7 @@ impl TenantDb {
         // SQLite binds at most 32766 values per statement.
         let per_statement = (30_000 / fields.len().max(1)).clamp(1, 500);
         let row_marks = format!("({})", vec!["?"; fields.len()].join(", "));
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         for chunk in rows.chunks(per_statement) {
             let sql = format!("INSERT INTO recipients ({}) VALUES {}", names.join(", "), vec![row_marks.as_str(); chunk.len()].join(", "));
             let sql = self.db.sql_string(sql);

@@ -102,13 +102,13 @@ impl TenantDb {
         sql.push_str(&format!(" ORDER BY {}", column(&t.def.identifier().name)));
         let sql = self.db.sql_string(sql);
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
-        let rows = bind_all(t.bind_scope(sqlx::query(&sql), None), binds).fetch_all(self.db.reader()).await?;
+        let rows = bind_all(t.bind_scope(sqlx::query(&sql), None), binds).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows.iter().map(|r| t.decode(r)).collect::<Result<_, _>>()?)
     }
 
     pub async fn record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<Option<Record>> {
         let sql = self.db.sql_string(format!("{} WHERE {}", t.select(), t.scope(true)));
-        let row = t.bind_scope(sqlx::query(&sql), Some(id)).fetch_optional(self.db.reader()).await?;
+        let row = t.bind_scope(sqlx::query(&sql), Some(id)).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| t.decode(&r)).transpose()?)
     }
 

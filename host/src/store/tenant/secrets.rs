@@ -25,7 +25,7 @@ pub struct SecretInfo {
 impl TenantDb {
     /// Stores `sealed` under `name`; true when it was new.
     pub async fn put_secret(&self, name: &str, sealed: &Sealed) -> StoreResult<(SecretInfo, bool)> {
-        let mut tx = self.db.write.begin().await?;
+        let mut tx = self.db.begin().await?;
         let existed =
             sqlx::query(&self.db.sql("SELECT 1 FROM _secrets WHERE name = ?")).bind(name).fetch_optional(&mut *tx).await?.is_some();
         let set_at = now_millis();
@@ -39,20 +39,21 @@ impl TenantDb {
     }
 
     pub async fn delete_secret(&self, name: &str) -> StoreResult<bool> {
-        let done = sqlx::query(&self.db.sql("DELETE FROM _secrets WHERE name = ?")).bind(name).execute(&self.db.write).await?;
+        let done =
+            sqlx::query(&self.db.sql("DELETE FROM _secrets WHERE name = ?")).bind(name).execute(&mut *self.db.writer().await?).await?;
         Ok(done.rows_affected() > 0)
     }
 
     /// Every secret's name and time, by name.
     pub async fn secrets(&self) -> StoreResult<Vec<SecretInfo>> {
-        let rows = sqlx::query("SELECT name, set_at FROM _secrets ORDER BY name").fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query("SELECT name, set_at FROM _secrets ORDER BY name").fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows.iter().map(|r| SecretInfo { name: r.get(0), set_at: r.get(1) }).collect())
     }
 
     pub async fn secret_info(&self, name: &str) -> StoreResult<Option<SecretInfo>> {
         let row = sqlx::query(&self.db.sql("SELECT name, set_at FROM _secrets WHERE name = ?"))
             .bind(name)
-            .fetch_optional(self.db.reader())
+            .fetch_optional(&mut *self.db.reader().await?)
             .await?;
         Ok(row.map(|r| SecretInfo { name: r.get(0), set_at: r.get(1) }))
     }
@@ -61,7 +62,7 @@ impl TenantDb {
     pub async fn sealed_secret(&self, name: &str) -> StoreResult<Option<Sealed>> {
         let row = sqlx::query(&self.db.sql("SELECT key_id, sealed FROM _secrets WHERE name = ?"))
             .bind(name)
-            .fetch_optional(self.db.reader())
+            .fetch_optional(&mut *self.db.reader().await?)
             .await?;
         Ok(row.map(|r| Sealed { key_id: r.get(0), bytes: r.get(1) }))
     }
@@ -70,7 +71,7 @@ impl TenantDb {
     pub async fn secrets_sealed_otherwise(&self, key_id: &str) -> StoreResult<Vec<(String, Sealed)>> {
         let rows = sqlx::query(&self.db.sql("SELECT name, key_id, sealed FROM _secrets WHERE key_id <> ? ORDER BY name"))
             .bind(key_id)
-            .fetch_all(self.db.reader())
+            .fetch_all(&mut *self.db.reader().await?)
             .await?;
         Ok(rows.iter().map(|r| (r.get(0), Sealed { key_id: r.get(1), bytes: r.get(2) })).collect())
     }
@@ -85,7 +86,7 @@ impl TenantDb {
             .bind(name)
             .bind(&was.key_id)
             .bind(&was.bytes)
-            .execute(&self.db.write)
+            .execute(&mut *self.db.writer().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }

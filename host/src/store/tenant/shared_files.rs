@@ -26,7 +26,7 @@ impl SharedArea {
 impl TenantDb {
     pub async fn shared_file(&self, area: SharedArea, path: &str) -> StoreResult<Option<Vec<u8>>> {
         let sql = self.db.sql("SELECT content FROM _shared_files WHERE area = ? AND path = ?");
-        let row = sqlx::query(&sql).bind(area.name()).bind(path).fetch_optional(self.db.reader()).await?;
+        let row = sqlx::query(&sql).bind(area.name()).bind(path).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -35,8 +35,12 @@ impl TenantDb {
     pub async fn shared_paths_with_stem(&self, area: SharedArea, stem: &str) -> StoreResult<Vec<String>> {
         let sql = self.db.sql("SELECT path FROM _shared_files WHERE area = ? AND path > ? AND path < ? ORDER BY path");
         // Every `stem.<extension>` sorts between `stem.` and `stem/` ('/' follows '.').
-        let rows =
-            sqlx::query(&sql).bind(area.name()).bind(format!("{stem}.")).bind(format!("{stem}/")).fetch_all(self.db.reader()).await?;
+        let rows = sqlx::query(&sql)
+            .bind(area.name())
+            .bind(format!("{stem}."))
+            .bind(format!("{stem}/"))
+            .fetch_all(&mut *self.db.reader().await?)
+            .await?;
         let paths: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
         Ok(paths.into_iter().filter(|p| !p[stem.len() + 1..].contains(['/', '.'])).collect())
     }
@@ -47,7 +51,7 @@ impl TenantDb {
             return Ok(false);
         }
         let sql = self.db.sql("UPDATE _shared_files SET content = ?, updated_at = ? WHERE area = ? AND path = ?");
-        sqlx::query(&sql).bind(content).bind(now_millis()).bind(area.name()).bind(path).execute(&self.db.write).await?;
+        sqlx::query(&sql).bind(content).bind(now_millis()).bind(area.name()).bind(path).execute(&mut *self.db.writer().await?).await?;
         Ok(true)
     }
 
@@ -56,7 +60,8 @@ impl TenantDb {
         let sql = self
             .db
             .sql("INSERT INTO _shared_files (area, path, content, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (area, path) DO NOTHING");
-        let done = sqlx::query(&sql).bind(area.name()).bind(path).bind(content).bind(now_millis()).execute(&self.db.write).await?;
+        let done =
+            sqlx::query(&sql).bind(area.name()).bind(path).bind(content).bind(now_millis()).execute(&mut *self.db.writer().await?).await?;
         Ok(done.rows_affected() == 1)
     }
 }

@@ -12,6 +12,7 @@ use crate::auth::secret;
 use crate::cli::{Command, CredentialsCommand, ExtensionCommand, InstanceCommand, ScopeArg, StoreArgs};
 use crate::model::{DefinitionFile, Model};
 use crate::server::{self, ServerConfig};
+use crate::store::control::NewCredential;
 use crate::store::{Backend, ControlDb};
 use crate::tenants::{self, demo};
 
@@ -136,9 +137,28 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 ScopeArg::Public => "public",
                 ScopeArg::App => "app",
             };
-            for customer_id in &instance {
-                let (id, secret) = secret::generate();
-                db.insert_credential(&id, customer_id, &secret::hash(&secret), scope, &description).await?;
+            let made: Vec<(String, String, String)> = instance
+                .iter()
+                .map(|_| {
+                    let (id, secret) = secret::generate();
+                    let hash = secret::hash(&secret);
+                    (id, secret, hash)
+                })
+                .collect();
+            let rows: Vec<NewCredential> = instance
+                .iter()
+                .zip(&made)
+                .map(|(customer_id, (client_id, _, secret_hash))| NewCredential {
+                    client_id,
+                    customer_id,
+                    secret_hash,
+                    scope,
+                    description: &description,
+                })
+                .collect();
+            // One transaction: a thousand credentials cost one commit, and none is made if one fails.
+            db.insert_credentials(&rows).await?;
+            for (customer_id, (id, secret, _)) in instance.iter().zip(&made) {
                 if instance.len() == 1 {
                     println!("client_id={id}\nclient_secret={secret}");
                 } else {

@@ -28,6 +28,15 @@ pub struct CredentialRecord {
     pub revoked: bool,
 }
 
+/// A credential to store (`ControlDb::insert_credentials`).
+pub struct NewCredential<'a> {
+    pub client_id: &'a str,
+    pub customer_id: &'a str,
+    pub secret_hash: &'a str,
+    pub scope: &'a str,
+    pub description: &'a str,
+}
+
 #[derive(Debug, Clone)]
 pub struct ControlDb {
     pub(super) db: Db,
@@ -187,18 +196,29 @@ impl ControlDb {
         scope: &str,
         description: &str,
     ) -> StoreResult<()> {
-        sqlx::query(&self.db.sql(
+        self.insert_credentials(&[NewCredential { client_id, customer_id, secret_hash, scope, description }]).await
+    }
+
+    /// Stores several credentials in one transaction: all or none.
+    pub async fn insert_credentials(&self, credentials: &[NewCredential<'_>]) -> StoreResult<()> {
+        let sql = self.db.sql(
             "INSERT INTO credentials (client_id, customer_id, secret_hash, scope, description, created_at)
              VALUES (?, ?, ?, ?, ?, ?)",
-        ))
-        .bind(client_id)
-        .bind(customer_id)
-        .bind(secret_hash)
-        .bind(scope)
-        .bind(description)
-        .bind(now_millis())
-        .execute(&mut *self.db.writer().await?)
-        .await?;
+        );
+        let mut tx = self.db.begin().await?;
+        let now = now_millis();
+        for c in credentials {
+            sqlx::query(&sql)
+                .bind(c.client_id)
+                .bind(c.customer_id)
+                .bind(c.secret_hash)
+                .bind(c.scope)
+                .bind(c.description)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

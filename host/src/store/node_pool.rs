@@ -73,7 +73,8 @@ pub fn share(pool_size: u32) -> u32 {
 /// Waits on the node's pools, for the operator's metrics.
 #[derive(Debug, Default)]
 pub struct PoolWaits {
-    /// Uses that found no connection (or no room in their instance's share) free at once.
+    /// Uses that waited a millisecond or more for a connection (for room in their instance's
+    /// share, or for a new connection to be opened).
     pub waited: AtomicU64,
     /// Uses that gave up at the acquire timeout.
     pub timed_out: AtomicU64,
@@ -160,23 +161,24 @@ impl SchemaPool {
         }
     }
 
+    /// A connection and this instance's share. `acquire` (not `try_acquire`) even when one is
+    /// idle: it pings the idle connection first, so one that died with the database (a restart,
+    /// a failover) is replaced rather than lent.
     async fn acquire(&self) -> Result<(PoolConnection<Any>, OwnedSemaphorePermit), sqlx::Error> {
         let (permit, since) = self.permit().await?;
-        let conn = match self.node.pool.try_acquire() {
-            Some(conn) => conn,
-            None => {
-                let got = self.node.pool.acquire().await;
-                self.node.note_wait(since, matches!(got, Err(sqlx::Error::PoolTimedOut)));
-                got?
-            }
-        };
-        Ok((conn, permit))
+        let got = self.node.pool.acquire().await;
+        self.node.note_wait(since, matches!(got, Err(sqlx::Error::PoolTimedOut)));
+        Ok((got?, permit))
     }
 
     /// A connection whose session works in this schema.
     pub async fn connection(&self) -> Result<(PoolConnection<Any>, OwnedSemaphorePermit), sqlx::Error> {
         let (mut conn, permit) = self.acquire().await?;
-        conn.execute(format!("SET search_path TO {}", self.schema).as_str()).await?;
+        if let Err(e) = conn.execute(format!("SET search_path TO {}", self.schema).as_str()).await {
+            // Never back to the pool with its path unknown.
+            conn.close_on_drop();
+            return Err(e);
+        }
         Ok((conn, permit))
     }
 

@@ -89,8 +89,6 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     }
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
     let daily = Arc::new(DailyCounters::new(control.clone()));
-    let limits =
-        Arc::new(Limits { concurrency: ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE), daily: daily.clone(), rate: config.rate });
     let runtime = Runtime::new(&config.data_dir, config.runtime.clone(), config.clock.clone())?;
     let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
     // The queue runs flow runs, and flows start runs through the queue: wired once both exist.
@@ -105,6 +103,12 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         api_calls: api_calls.clone(),
     };
     let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
+    // On PostgreSQL the limit of calls in flight is each instance's across every node.
+    let mut concurrency = ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE);
+    if backend.is_postgres() {
+        concurrency = concurrency.across_nodes(control.clone(), queue.node());
+    }
+    let limits = Arc::new(Limits { concurrency, daily: daily.clone(), rate: config.rate });
     let flows = Arc::new(FlowEngine {
         tenants: tenants.clone(),
         runtime: runtime.clone(),

@@ -11,7 +11,7 @@ use herald_host::limits::RateSettings;
 use herald_host::model::DefinitionFile;
 use herald_host::store::ControlDb;
 use herald_tests::reqwest::Method;
-use herald_tests::{reqwest, Api, TestServer};
+use herald_tests::{reqwest, Api, Settings, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn header(a: &reqwest::Response, name: &str) -> Option<String> {
@@ -48,6 +48,46 @@ async fn twenty_calls_in_flight_are_served_and_the_21st_is_refused() {
         assert_eq!(task.await.unwrap(), 200, "the 20 are served");
     }
     api.get("/testing/sleep?ms=0").await.expect(200);
+}
+
+/// With several nodes over PostgreSQL the 20 are the instance's across the nodes (the spec's
+/// limit is per instance): 25 slow calls spread over two nodes, exactly 20 run and 5 are
+/// refused; once they end, the 20 are free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_calls_in_flight_across_two_nodes() {
+    let first = TestServer::start().await;
+    let Some(database) = first.database() else {
+        eprintln!("one node on SQLite: the limit across nodes is tested in the PostgreSQL pass");
+        return;
+    };
+    let second_dir = tempfile::tempdir().unwrap();
+    let second = TestServer::start_in(second_dir.path().to_path_buf(), Some(database), Settings::default()).await;
+    let on_first = first.demo().await;
+    let on_second = Api { base: second.base.clone(), ..on_first.clone() };
+    let burst = |count: usize, ms: u64| {
+        let calls: Vec<_> = (0..count)
+            .map(|i| {
+                let api = if i % 2 == 0 { on_first.clone() } else { on_second.clone() };
+                tokio::spawn(
+                    async move { api.request(Method::GET, &format!("/testing/sleep?ms={ms}")).send().await.unwrap().status().as_u16() },
+                )
+            })
+            .collect::<Vec<_>>();
+        async move {
+            let mut statuses = Vec::new();
+            for call in calls {
+                statuses.push(call.await.unwrap());
+            }
+            statuses
+        }
+    };
+    let statuses = burst(25, 2000).await;
+    let count = |status: u16| statuses.iter().filter(|s| **s == status).count();
+    assert_eq!((count(200), count(429)), (20, 5), "{statuses:?}");
+    // Given back as the calls end (off their path, so a moment later).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let again = burst(20, 300).await;
+    assert!(again.iter().all(|s| *s == 200), "{again:?}");
 }
 
 async fn capped_instance(s: &TestServer, cap: u64) -> Api {

@@ -26,9 +26,8 @@ use axum::response::{IntoResponse, Response};
 use super::error::ApiError;
 use super::extract::Caller;
 use super::ApiContext;
-use tokio::sync::OwnedSemaphorePermit;
 
-use crate::limits::Usage;
+use crate::limits::{CallSlot, Usage};
 use crate::tenants::Tenant;
 
 pub async fn authenticate(State(ctx): State<ApiContext>, mut request: Request, next: Next) -> Response {
@@ -113,9 +112,11 @@ fn label(response: &mut Response, tenant: &Tenant) {
 
 /// Takes one of the instance's concurrent slots and counts the call against its daily cap, or
 /// answers the refusal.
-async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(OwnedSemaphorePermit, Usage), Response> {
-    let Some(slot) = ctx.limits.concurrency.try_acquire(tenant.customer_id()) else {
-        return Err(ApiError::TooManyRequests { retry_after: 1 }.into_response());
+async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot, Usage), Response> {
+    let slot = match ctx.limits.concurrency.admit(tenant.customer_id()).await {
+        Ok(Some(slot)) => slot,
+        Ok(None) => return Err(ApiError::TooManyRequests { retry_after: 1 }.into_response()),
+        Err(e) => return Err(ApiError::from(e).into_response()),
     };
     let cap = tenant.settings.effective_daily_cap();
     match ctx.limits.daily.admit(tenant.customer_id(), cap, ctx.clock.now_millis()).await {

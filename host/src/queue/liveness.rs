@@ -28,6 +28,12 @@ pub(super) fn spawn(control: ControlDb, clock: Arc<dyn Clock>, node: Arc<str>, t
                 }
                 Err(e) => tracing::warn!(error = %e, "executions of stopped nodes could not be recovered"),
             }
+            // Slots of calls in flight held by silent nodes go back to their instances.
+            match control.release_silent_nodes(now_millis() - timeout_ms, None).await {
+                Ok(0) => {}
+                Ok(slots) => tracing::warn!(slots, "calls in flight held by a node that stopped were given back"),
+                Err(e) => tracing::warn!(error = %e, "the calls in flight of stopped nodes could not be given back"),
+            }
             if let Err(e) = control.prune_nodes(now_millis() - 100 * timeout_ms).await {
                 tracing::debug!(error = %e, "old nodes could not be pruned");
             }

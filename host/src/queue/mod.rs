@@ -280,9 +280,18 @@ impl Queue {
         &self.settings
     }
 
+    /// This node's id in the control plane (its heartbeats, the jobs it runs, the calls it holds).
+    pub fn node(&self) -> Arc<str> {
+        Arc::clone(&self.node)
+    }
+
     /// Leaves the control plane's list of live nodes (a graceful stop): whatever this node
     /// still runs is queued again by the others at once, not after the node timeout.
     pub async fn leave(&self) -> StoreResult<()> {
+        if self.control.backend().is_postgres() {
+            // Its calls have ended (the listeners drained); whatever slot is left goes back.
+            self.control.release_silent_nodes(i64::MIN, Some(&self.node)).await?;
+        }
         self.control.remove_node(&self.node).await
     }
 }

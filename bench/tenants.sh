@@ -14,6 +14,7 @@
 #   bench/tenants.sh                                     # release; 100, 1,000, 10,000; both
 #   SIZES="100 1000" BACKENDS=sqlite PROFILE=dev bench/tenants.sh
 #   DURATION=10 CONNS=4 bench/tenants.sh
+#   SERVE_ARGS="--max-open-instances 128" SIZES=100 bench/tenants.sh   # other settings
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=${PROFILE:-release}
@@ -91,7 +92,7 @@ for backend in $BACKENDS; do
     started=$(ms)
     HERALD_DATA_DIR="$dir" "$BIN" serve --listen 127.0.0.1:$PORT --ops-listen 127.0.0.1:$OPS_PORT \
       --rate-per-address 1000000 --burst-per-address 1000000 --rate-per-credential 1000000 --burst-per-credential 1000000 \
-      >"$WORK/server.log" 2>&1 &
+      ${SERVE_ARGS:-} >"$WORK/server.log" 2>&1 &
     PID=$!
     until curl -s -o /dev/null "$B/oauth2/token"; do sleep 0.005; done
     listen_ms=$(( $(ms) - started ))
@@ -117,13 +118,13 @@ for backend in $BACKENDS; do
     PID=
     if [ -n "$DB" ]; then psql "$PG" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null; DB=; fi
     rm -rf "$dir"
-    echo "| $backend | $n | $apply_s | $listen_ms | $idle_rss / $idle_threads / $idle_fds | $called_rss / $called_threads / $called_fds | $idle_pg / $peak_pg | $first_p50 / $first_p99 | $random_rps, $random_p50 / $random_p99 | $one_rps, $one_p50 / $one_p99 |" >>"$ROWS"
+    echo "| $backend | $n | ${SERVE_ARGS:-defaults} | $apply_s | $listen_ms | $idle_rss / $idle_threads / $idle_fds | $called_rss / $called_threads / $called_fds | $idle_pg / $peak_pg | $first_p50 / $first_p99 | $random_rps, $random_p50 / $random_p99 | $one_rps, $one_p50 / $one_p99 |" >>"$ROWS"
   done
 done
 
 echo
-echo "## Tenants: profile $PROFILE, $(nproc) cores, default settings, wrk -t1 -c$CONNS for $DURATION s"
+echo "## Tenants: profile $PROFILE, $(nproc) cores, wrk -t1 -c$CONNS for $DURATION s"
 echo
-echo "| backend | instances | apply (s) | start to listening (ms) | idle: RSS MiB / threads / fds | after a call each: RSS MiB / threads / fds | PostgreSQL connections idle / at most | first call of a sleeping instance p50 / p99 (ms) | random instance: req/s, p50 / p99 (ms) | one instance: req/s, p50 / p99 (ms) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| backend | instances | settings | apply (s) | start to listening (ms) | idle: RSS MiB / threads / fds | after a call each: RSS MiB / threads / fds | PostgreSQL connections idle / at most | first call of a sleeping instance p50 / p99 (ms) | random instance: req/s, p50 / p99 (ms) | one instance: req/s, p50 / p99 (ms) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 cat "$ROWS"

@@ -351,3 +351,34 @@ async fn work_in_progress_survives_its_instance_being_put_to_sleep() {
     let evictions = metric(&client, &s.ops, "herald_instance_evictions_total").await;
     assert!(evictions >= 4.0, "the instances slept: {evictions} evictions");
 }
+
+/// The node's pool on PostgreSQL: an instance holds at most three quarters of it, a use that waits
+/// past the acquire timeout fails as "unavailable" (the API's 503 with `Retry-After`), and
+/// another instance still gets its connection while one is at its share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_node_pool_shares_its_connections_and_times_out_instead_of_overflowing() {
+    use herald_host::store::node_pool::NodePool;
+    use herald_host::store::Unavailable;
+    let Some(database) = TestDatabase::create().await else {
+        eprintln!("the node pool is PostgreSQL's: this test runs in the PostgreSQL pass");
+        return;
+    };
+    // 6 in all: 2 for the control plane, 4 for the instances, 3 of them for one instance at most.
+    let settings = PoolSettings { max_connections: 6, acquire_timeout: Duration::from_millis(300) };
+    let pool = NodePool::new(&database.url, &settings).unwrap();
+    let (a, b) = (pool.schema("\"instance_a\""), pool.schema("\"instance_b\""));
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(a.connection().await.unwrap());
+    }
+    let over = a.connection().await.expect_err("the fourth of one instance waits, then fails");
+    assert!(matches!(over, sqlx::Error::PoolTimedOut) && over.is_unavailable(), "{over}");
+    let other = b.connection().await.expect("another instance is served while the first is at its share");
+    assert_eq!(pool.connections().0, 4, "never more than the instances' part of the setting");
+    let full = b.connection().await.expect_err("the pool is full: a wait, then unavailable");
+    assert!(full.is_unavailable(), "{full}");
+    drop(other);
+    held.pop();
+    let _next = a.connection().await.expect("a connection given back serves the next use");
+    assert!(pool.waits.timed_out.load(Ordering::Relaxed) >= 2);
+}

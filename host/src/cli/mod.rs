@@ -318,8 +318,8 @@ pub struct ServeArgs {
     /// Instances open at once on this node (their stores, caches and, on SQLite, up to four
     /// connections each: a thread and two file descriptors a connection). Past it the least
     /// recently used instance that nothing is using is put to sleep; the next call opens it
-    /// again (about a millisecond). Any number of instances can exist: a sleeping one costs
-    /// about a hundred bytes. Raise it with `ulimit -n` (9 descriptors an open instance).
+    /// again (about 2 ms). Any number of instances can exist: a sleeping one costs
+    /// under 2 KiB of memory. Raise it with `ulimit -n` (9 descriptors an open instance).
     #[arg(long, env = "HERALD_MAX_OPEN_INSTANCES", default_value_t = crate::tenants::DEFAULT_MAX_OPEN as u64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub max_open_instances: u64,
     /// Seconds an open instance may go unused before it is put to sleep.

@@ -1,7 +1,7 @@
 //! Instances (tenants): the registry a server resolves customer ids in, the application of
 //! definition files, and the demo instances of the embedded default.
 //!
-//! A server knows every instance (its id and revision: about a hundred bytes each) but opens an
+//! A server knows every instance (its id and revision: under 2 KiB each, measured) but opens an
 //! instance's store only while it works: `registry.rs` activates an instance on its first call,
 //! flow run, schedule or monitor, and puts it to sleep when idle or when too many are open.
 

@@ -72,7 +72,16 @@ fn usage(pid: u32) -> (usize, usize) {
 
 /// A metric's value on the operator listener (the first sample whose name and labels start so).
 async fn metric(client: &reqwest::Client, ops: &str, name: &str) -> f64 {
-    let text = client.get(format!("{ops}/metrics")).send().await.unwrap().text().await.unwrap();
+    // The operator's listener binds a moment after the API's, which is what the start waits for.
+    let started = Instant::now();
+    let answer = loop {
+        match client.get(format!("{ops}/metrics")).send().await {
+            Ok(answer) => break answer,
+            Err(e) if e.is_connect() && started.elapsed() < Duration::from_secs(10) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(e) => panic!("{ops}/metrics: {e}"),
+        }
+    };
+    let text = answer.text().await.unwrap();
     text.lines()
         .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
         .and_then(|l| l.rsplit(' ').next())

@@ -153,9 +153,11 @@ pub fn mark_background_thread() {
 const SCHEMA_CREATION_LOCK: i64 = 0x4865_7261_6C64; // "Herald"
 
 impl Db {
-    /// The SQLite database at `path`. The writer connects at once (it sets WAL mode, and a
-    /// read-only connection needs the WAL's files that the first connection creates); readers
-    /// connect when first needed and close when idle.
+    /// The SQLite database at `path` (created, by the writer, when missing). Every connection
+    /// opens when first needed and closes when idle, so an instance that is only read opens one
+    /// reader. Readers open the file read-write
+    /// (they never write): a read-only connection could not create the WAL's files, which
+    /// SQLite removes when the last connection closes, and would need the writer opened first.
     pub async fn open_sqlite(path: &Path) -> Result<Db, sqlx::Error> {
         Self::open_sqlite_with(path, SQLITE_READERS, SQLITE_BACKGROUND_READERS).await
     }
@@ -174,7 +176,8 @@ impl Db {
         };
         let write = AnyPoolOptions::new()
             .max_connections(1)
-            .min_connections(1)
+            .min_connections(0)
+            .idle_timeout(SQLITE_READER_IDLE)
             .test_before_acquire(false)
             .after_connect(|conn, _| {
                 Box::pin(async move {
@@ -185,8 +188,11 @@ impl Db {
                     .map(|_| ())
                 })
             })
-            .connect(&url("rwc"))
-            .await?;
+            .connect_lazy(&url("rwc"))?;
+        if !path.exists() {
+            // A new database: the writer creates it (in WAL mode) before any reader looks.
+            drop(write.acquire().await?);
+        }
         let reader_pool = |count: u32| {
             AnyPoolOptions::new()
                 .max_connections(count)
@@ -197,8 +203,8 @@ impl Db {
                     Box::pin(async move { conn.execute("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;").await.map(|_| ()) })
                 })
         };
-        let read = reader_pool(readers).connect_lazy(&url("ro"))?;
-        let background_read = reader_pool(background).connect_lazy(&url("ro"))?;
+        let read = reader_pool(readers).connect_lazy(&url("rw"))?;
+        let background_read = reader_pool(background).connect_lazy(&url("rw"))?;
         let conns = Conns::Own { read, background_read, write };
         Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Sqlite), conns, dialect: Dialect::Sqlite })
     }

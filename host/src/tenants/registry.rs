@@ -186,8 +186,12 @@ impl Tenants {
             match opened {
                 Ok(tenant) => {
                     let tenant = Arc::new(tenant);
-                    entry.state = State::Open { tenant: Arc::clone(&tenant), used: now };
-                    inner.open.insert(key);
+                    // A change seen by the refresher while this one opened: this use gets what was
+                    // read, and the next opens the new definition.
+                    if tenant.revision >= entry.revision {
+                        entry.state = State::Open { tenant: Arc::clone(&tenant), used: now };
+                        inner.open.insert(key);
+                    }
                     self.activations.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(customer_id, micros = started.elapsed().as_micros() as u64, "instance opened");
                     Ok(tenant)

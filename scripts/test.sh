@@ -42,6 +42,13 @@ echo "== the API against its OpenAPI documents (schemathesis) and the reference 
 scripts/contract.sh target/debug/herald
 
 echo "== the end-to-end suite on PostgreSQL"
+# The tests of several nodes (tests/tests/cluster.rs) put three servers behind HAProxy, from
+# Debian's packages.
+if ! command -v haproxy >/dev/null 2>&1; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq haproxy
+fi
 url=$(scripts/postgres.sh)
 # A second, small private cluster (max_connections 30) for the test of two nodes serving 300
 # instances within their connection settings (tests/tests/tenancy.rs).

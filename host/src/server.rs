@@ -15,6 +15,7 @@ use crate::auth::Authenticator;
 use crate::connections::{self, ConnectionSettings, InFlight};
 use crate::flows::FlowEngine;
 use crate::http::{api_router, extensions_router, ApiContext, ApiServices};
+use crate::limits::CallsInFlightScope;
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
 use crate::paging::Clock;
 use crate::queue::{FlowJobs, Queue, QueueSettings, Workers};
@@ -58,6 +59,8 @@ pub struct ServerConfig {
     pub open_instances: OpenInstances,
     /// PostgreSQL: the node's connections and how long a use waits for one.
     pub pool: PoolSettings,
+    /// PostgreSQL: where an instance's 20 calls in flight are counted (`--calls-in-flight-scope`).
+    pub calls_in_flight_scope: CallsInFlightScope,
 }
 
 /// The default media quota of an instance: 1 GiB.
@@ -82,7 +85,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     std::fs::create_dir_all(&config.data_dir).with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
     let backend = Backend::new(&config.data_dir, config.database_url.as_deref())?.with_pool(config.pool.clone());
     let control = ControlDb::open(&backend).await.context("opening the control database")?;
-    let demo = if config.demo { demo::ensure(&control, &config.data_dir).await? } else { false };
+    let demo = if config.demo { demo::ensure(&control).await? } else { false };
     let tenants = Tenants::load(control.clone(), config.open_instances.clone()).await?;
     if demo {
         demo::share_welcome(&tenants).await?;
@@ -105,7 +108,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
     // On PostgreSQL the limit of calls in flight is each instance's across every node.
     let mut concurrency = ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE);
-    if backend.is_postgres() {
+    if backend.is_postgres() && config.calls_in_flight_scope == CallsInFlightScope::Cluster {
         concurrency = concurrency.across_nodes(control.clone(), queue.node());
     }
     let limits = Arc::new(Limits { concurrency, daily: daily.clone(), rate: config.rate });

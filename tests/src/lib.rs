@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: a real Herald server on a real socket over a temporary data
 //! directory, and a small JSON client.
 
+pub mod cluster;
 pub mod database;
 pub mod process;
 pub mod recorder;
@@ -106,6 +107,7 @@ fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualCloc
         media_quota,
         open_instances,
         pool,
+        calls_in_flight_scope: Default::default(),
     }
 }
 

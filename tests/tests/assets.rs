@@ -383,3 +383,42 @@ async fn every_way_in_keeps_to_the_payload_limit_and_the_media_quota() {
     assert!(dav(&s, "DELETE", "resources/one.bin").send().await.unwrap().status().is_success());
     assert_eq!(dav(&s, "PUT", "resources/two.bin").body(part).send().await.unwrap().status(), 201);
 }
+
+fn listed(answer: &Answer) -> Vec<String> {
+    answer.json().as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_string()).collect()
+}
+
+/// The instance's store holds its media area; a node's disk is a copy. Files found on disk from
+/// before the store held them are taken in once (a marker says so); after that, what the store
+/// does not hold is not served, and what the disk lost is fetched again.
+#[tokio::test]
+async fn the_store_holds_the_media_area_and_takes_in_files_from_before_once() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.get("/assets/resources/list").await.expect(200);
+    let instance = s.data_dir.join("instances").join("demo");
+    assert!(instance.join(".media-in-store").exists(), "the first look took in what the disk held");
+
+    // A file put on disk behind Herald's back is not the store's: gone after a restart.
+    std::fs::create_dir_all(instance.join("media/resources")).unwrap();
+    std::fs::write(instance.join("media/resources/stray.txt"), b"stray").unwrap();
+    let s = s.restart().await;
+    let api = s.demo().await;
+    assert!(!listed(&api.get("/assets/resources/list").await).contains(&"stray.txt".to_string()));
+    assert!(!instance.join("media/resources/stray.txt").exists());
+
+    // An instance from before the media moved into the store: its files are taken in.
+    std::fs::create_dir_all(instance.join("media/resources/old")).unwrap();
+    std::fs::write(instance.join("media/resources/old/logo.txt"), b"old logo").unwrap();
+    std::fs::remove_file(instance.join(".media-in-store")).unwrap();
+    let s = s.restart().await;
+    let api = s.demo().await;
+    assert_eq!(listed(&api.get("/assets/resources/list?folder=old").await), vec!["logo.txt"]);
+    // Now in the store: a disk that loses it gets it back.
+    std::fs::remove_dir_all(instance.join("media")).unwrap();
+    let s = s.restart().await;
+    let api = s.demo().await;
+    let logo = api.request(Method::GET, "/dav/resources/old/logo.txt").send().await.unwrap();
+    assert_eq!((logo.status().as_u16(), logo.text().await.unwrap()), (200, "old logo".to_string()));
+    assert!(listed(&api.get("/assets/templates/list").await).contains(&"welcome.html".to_string()), "the demo's own template too");
+}

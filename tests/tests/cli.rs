@@ -97,6 +97,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         media_quota: herald_host::server::DEFAULT_MEDIA_QUOTA,
         open_instances: Default::default(),
         pool: Default::default(),
+        calls_in_flight_scope: Default::default(),
     })
     .await
     .unwrap();

@@ -77,6 +77,11 @@ impl MediaArea {
         self
     }
 
+    /// The instance's folder (the media paths of the store are relative to it).
+    pub fn instance_root(&self) -> PathBuf {
+        self.root.clone()
+    }
+
     /// What WebDAV shows.
     pub fn media_root(&self) -> PathBuf {
         self.root.join("media")
@@ -84,6 +89,20 @@ impl MediaArea {
 
     pub fn path(&self, kind: Kind, rel: &RelPath) -> PathBuf {
         self.media_root().join(kind.dir()).join(rel.to_fs())
+    }
+
+    /// The path of an item in the instance's folder, as the store keys it
+    /// (`media/resources/images/logo.png`).
+    pub fn store_path(kind: Kind, rel: &RelPath) -> String {
+        match rel.is_root() {
+            true => format!("media/{}", kind.dir()),
+            false => format!("media/{}/{}", kind.dir(), rel.as_text()),
+        }
+    }
+
+    /// The store's path of a committed template.
+    pub fn committed_store_path(rel: &RelPath) -> String {
+        format!("committed/templates/{}", rel.as_text())
     }
 
     pub fn committed_template(&self, rel: &RelPath) -> PathBuf {

@@ -1,11 +1,11 @@
-//! The media quota of an instance: how many bytes its customer-written files may take on this
-//! node's disk (the media area that WebDAV shows, committed templates, extension files). Every way
-//! a file comes in (the Assets API's forms, webapp archives, WebDAV PUT and COPY) writes at most
-//! the room that is left, so no credential can fill the disk.
+//! The media quota of an instance: how many bytes its customer-written files may take (the media
+//! area that WebDAV shows, committed templates, extension files). Every way a file comes in (the
+//! Assets API's forms, webapp archives, WebDAV PUT and COPY) writes at most the room that is
+//! left, so no credential can fill the disk or the database.
 //!
-//! Usage is measured by walking the folders when a write starts (milliseconds for thousands of
-//! files); writes already under way are not counted, so concurrent uploads can overshoot by
-//! what they write at once (at most the calls in flight times the payload limit).
+//! Usage is counted in the instance's store, once for every node (`tenants::media`), when a write
+//! starts; writes already under way are not counted, so concurrent uploads can overshoot by what
+//! they write at once (at most the calls in flight times the payload limit).
 
 use std::io;
 use std::path::Path;
@@ -30,22 +30,6 @@ pub async fn size_of(path: &Path) -> io::Result<u64> {
 }
 
 impl MediaArea {
-    /// The bytes the instance's files take now.
-    pub async fn usage(&self) -> io::Result<u64> {
-        let dirs = [self.media_root(), self.root.join("committed"), self.extensions_root()];
-        tokio::task::spawn_blocking(move || dirs.iter().map(|d| bytes_under(d)).fold(0u64, u64::saturating_add))
-            .await
-            .map_err(io::Error::other)
-    }
-
-    /// How many more bytes may be written before the quota is reached.
-    pub async fn room(&self) -> io::Result<u64> {
-        if self.quota == u64::MAX {
-            return Ok(u64::MAX);
-        }
-        Ok(self.quota.saturating_sub(self.usage().await?))
-    }
-
     /// The instance's quota in bytes (`u64::MAX`: none).
     pub fn quota(&self) -> u64 {
         self.quota
@@ -61,9 +45,13 @@ pub struct Budget {
 }
 
 impl Budget {
-    pub async fn for_write(media: &MediaArea, payload_limit: u64) -> io::Result<Budget> {
-        let room = media.room().await?;
-        Ok(if room < payload_limit { Budget { bytes: room, by_quota: true } } else { Budget { bytes: payload_limit, by_quota: false } })
+    /// The budget of a write when `room` bytes are left under the quota.
+    pub fn within(room: u64, payload_limit: u64) -> Budget {
+        if room < payload_limit {
+            Budget { bytes: room, by_quota: true }
+        } else {
+            Budget { bytes: payload_limit, by_quota: false }
+        }
     }
 }
 

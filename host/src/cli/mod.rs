@@ -371,6 +371,11 @@ pub struct ServeArgs {
     /// by the other nodes sharing its PostgreSQL database.
     #[arg(long, env = "HERALD_NODE_TIMEOUT", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub node_timeout: u64,
+    /// On PostgreSQL, where each instance's 20 calls in flight are counted: `cluster` (across
+    /// every node, a lease in the database per call) or `node` (each node alone, which admits 20
+    /// per node; for measuring the cost of the other).
+    #[arg(long, env = "HERALD_CALLS_IN_FLIGHT_SCOPE", value_enum, default_value = "cluster")]
+    pub calls_in_flight_scope: crate::limits::CallsInFlightScope,
 }
 
 /// Where the threads of queued work run (`--background-cores`).

@@ -31,7 +31,7 @@ pub(crate) async fn control(store: &StoreArgs) -> anyhow::Result<ControlDb> {
 /// data directory. A store with instances of its own gets no demo.
 pub(crate) async fn control_with_demo(store: &StoreArgs) -> anyhow::Result<ControlDb> {
     let db = control(store).await?;
-    demo::ensure(&db, &store.data_dir).await?;
+    demo::ensure(&db).await?;
     Ok(db)
 }
 
@@ -67,6 +67,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                     max_connections: args.max_connections as usize,
                 },
                 media_quota: args.media_quota_mb * 1024 * 1024,
+                calls_in_flight_scope: args.calls_in_flight_scope,
                 open_instances: crate::tenants::OpenInstances {
                     max_open: args.max_open_instances as usize,
                     idle_after: Duration::from_secs(args.instance_idle_timeout),

@@ -70,5 +70,5 @@ async fn open(store: &crate::cli::StoreArgs, customer_id: &str) -> anyhow::Resul
     // The store's tables are the server's to create (a server of this version has run on it);
     // these commands only read and write the secrets.
     let tenant_db = db.open_tenant(customer_id).await?;
-    Ok((db, Tenant { settings: record.settings, model, db: tenant_db, revision: record.revision }))
+    Ok((db, Tenant::new(record.settings, model, tenant_db, record.revision)))
 }

@@ -133,6 +133,15 @@ impl From<StoreError> for ApiError {
     }
 }
 
+impl From<crate::tenants::MediaError> for ApiError {
+    fn from(e: crate::tenants::MediaError) -> ApiError {
+        match e {
+            crate::tenants::MediaError::Store(e) => e.into(),
+            crate::tenants::MediaError::Disk(e) => ApiError::Internal(e.into()),
+        }
+    }
+}
+
 impl From<FilterError> for ApiError {
     fn from(e: FilterError) -> ApiError {
         match e {

@@ -12,7 +12,7 @@ use tower_http::services::ServeFile;
 
 use super::error::ApiError;
 use super::ApiContext;
-use crate::assets::{Kind, MediaArea, RelPath};
+use crate::assets::{Kind, RelPath};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(serve))]
@@ -29,14 +29,20 @@ async fn serve(
     crate::http::extract::AppPath((customer_id, path)): crate::http::extract::AppPath<(String, String)>,
     request: Request,
 ) -> Response {
-    if !ctx.tenants.exists(&customer_id) {
-        return ApiError::NotFound.into_response();
-    }
     let Ok(rel) = RelPath::parse("path", &path) else { return ApiError::NotFound.into_response() };
     if rel.is_root() {
         return ApiError::NotFound.into_response();
     }
-    let mut file = MediaArea::new(&ctx.data_dir, &customer_id).path(Kind::Webapps, &rel);
+    let tenant = match ctx.tenants.activate(&customer_id).await {
+        Ok(tenant) => tenant,
+        Err(inactive) => return ApiError::inactive(inactive, ApiError::NotFound).into_response(),
+    };
+    // Uploaded through any node: this node's copy is brought in line first.
+    let media = tenant.media(&ctx.data_dir, ctx.media_quota);
+    if let Err(e) = media.sync().await {
+        return ApiError::from(e).into_response();
+    }
+    let mut file = media.path(Kind::Webapps, &rel);
     if tokio::fs::metadata(&file).await.is_ok_and(|m| m.is_dir()) {
         file = file.join("index.html");
     }

@@ -28,7 +28,8 @@ use super::extract::PublicCaller;
 use super::openapi::schemas as s;
 use super::{ApiContext, MAX_PAYLOAD_BYTES};
 use crate::assets::quota::{full_message, size_of, Budget};
-use crate::assets::{MediaArea, RelPath};
+use crate::assets::RelPath;
+use crate::tenants::InstanceMedia;
 use check::{top, Checked};
 
 #[derive(utoipa::OpenApi)]
@@ -52,24 +53,58 @@ async fn dav(State(ctx): State<ApiContext>, caller: PublicCaller, request: Reque
     }
 }
 
-async fn serve(media: &MediaArea, request: Request) -> ApiResult<Response> {
+async fn serve(media: &InstanceMedia, request: Request) -> ApiResult<Response> {
     let Checked { path, destination } = check::request(&request)?;
     let method = request.method().clone();
-    let removes_source = method == Method::DELETE || method.as_str() == "MOVE";
+    // Reads see this node's copy brought in line with the store; writes hold the instance's
+    // writes on this node and publish the paths they touched, whatever the library answered.
+    let writing = match check::is_write(&method) {
+        true => Some(media.writing().await?),
+        false => {
+            media.sync().await?;
+            None
+        }
+    };
+    let touched: Vec<String> = match method.as_str() {
+        "PUT" | "DELETE" | "MKCOL" => vec![in_store(&path)],
+        "MOVE" => [Some(&path), destination.as_ref()].into_iter().flatten().map(in_store).collect(),
+        "COPY" => destination.iter().map(in_store).collect(),
+        _ => Vec::new(),
+    };
+    let response = handle(media, &method, path, destination, request).await;
+    if let Some(writing) = writing {
+        writing.publish(&touched).await?;
+    }
+    response
+}
+
+/// The store's path of a path under `/dav/` (`resources/a.png` is `media/resources/a.png`).
+fn in_store(path: &RelPath) -> String {
+    format!("media/{}", path.as_text())
+}
+
+async fn handle(
+    media: &InstanceMedia,
+    method: &Method,
+    path: RelPath,
+    destination: Option<RelPath>,
+    request: Request,
+) -> ApiResult<Response> {
+    let removes_source = *method == Method::DELETE || method.as_str() == "MOVE";
     if removes_source && top(&path) == "resources" {
         let inside = RelPath::parse("path", path.as_text().trim_start_matches("resources")).unwrap_or_else(|_| RelPath::root());
-        refuse_if_referenced(media.clone(), &inside).await?;
+        refuse_if_referenced(crate::assets::MediaArea::clone(media), &inside).await?;
     }
     let root = media.media_root();
     for kind in ["resources", "templates", "contexts", "webapps"] {
         tokio::fs::create_dir_all(root.join(kind)).await.map_err(|e| ApiError::Internal(e.into()))?;
     }
-    if method == Method::PUT {
+    if *method == Method::PUT {
         return put(media, &path, request.into_body()).await;
     }
     if method.as_str() == "COPY" && destination.is_some() {
         let size = size_of(&root.join(path.to_fs())).await.map_err(|e| ApiError::Internal(e.into()))?;
-        if size > media.room().await.map_err(|e| ApiError::Internal(e.into()))? {
+        if size > media.room().await? {
             return Err(ApiError::quota_exceeded(full_message(media)));
         }
     }
@@ -90,7 +125,7 @@ async fn serve(media: &MediaArea, request: Request) -> ApiResult<Response> {
 
 /// PUT: 201 created or 204 replaced (RFC 4918 9.7); the parent folder must exist (409), the
 /// target must not be a folder (405).
-async fn put(media: &MediaArea, path: &RelPath, body: Body) -> ApiResult<Response> {
+async fn put(media: &InstanceMedia, path: &RelPath, body: Body) -> ApiResult<Response> {
     let target = media.media_root().join(path.to_fs());
     let parent_is_folder = match target.parent() {
         Some(parent) => tokio::fs::metadata(parent).await.is_ok_and(|m| m.is_dir()),
@@ -102,7 +137,7 @@ async fn put(media: &MediaArea, path: &RelPath, body: Body) -> ApiResult<Respons
     if tokio::fs::metadata(&target).await.is_ok_and(|m| m.is_dir()) {
         return Err(ApiError::Explained(StatusCode::METHOD_NOT_ALLOWED, "a folder is there: PUT writes files".into()));
     }
-    let budget = Budget::for_write(media, MAX_PAYLOAD_BYTES as u64).await.map_err(|e| ApiError::Internal(e.into()))?;
+    let budget = Budget::within(media.room().await?, MAX_PAYLOAD_BYTES as u64);
     let temp = media.temp_path().await.map_err(|e| ApiError::Internal(e.into()))?;
     let read_error = |e: axum::Error| ApiError::bad(format!("the body could not be read: {e}"));
     write_limited(media, &temp, body.into_data_stream(), budget, read_error).await?;

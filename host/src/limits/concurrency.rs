@@ -91,3 +91,13 @@ mod tests {
         assert!(limiter.admit("a").await.unwrap().is_some());
     }
 }
+
+/// Where the limit of calls in flight is counted on PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CallsInFlightScope {
+    /// Across every node sharing the database (the specification's limit, per instance).
+    #[default]
+    Cluster,
+    /// On each node alone: no database round trip per call, but N nodes admit 20 x N.
+    Node,
+}

@@ -8,7 +8,7 @@ pub mod rate;
 
 use std::sync::Arc;
 
-pub use concurrency::{CallSlot, ConcurrencyLimiter};
+pub use concurrency::{CallSlot, CallsInFlightScope, ConcurrencyLimiter};
 pub use daily::{DailyCounters, Usage};
 pub use rate::RateSettings;
 

@@ -1,11 +1,9 @@
 //! The demo instances of the embedded default (shared/spec/demo-instance.md): created on the
 //! first start on an empty store (data directory or database), left as they are afterwards.
 
-use std::path::Path;
-
-use crate::assets::{Kind, MediaArea, RelPath};
 use crate::auth::secret;
 use crate::model::{DefinitionFile, DEMO};
+use crate::store::tenant::MediaChange;
 use crate::store::ControlDb;
 
 /// (instance, client_id, client_secret, scope): published demo credentials, never created
@@ -27,7 +25,7 @@ const WELCOME_TEMPLATE: &str = "<html><body>\n<h1>Welcome{% if recipient.FIRST_N
 
 /// Creates the demo instances and credentials unless they were created before. Returns whether
 /// demo mode is on (the demo was created now or earlier).
-pub async fn ensure(control: &ControlDb, data_dir: &Path) -> anyhow::Result<bool> {
+pub async fn ensure(control: &ControlDb) -> anyhow::Result<bool> {
     if control.setting(CREATED_FLAG).await?.is_some() {
         return Ok(true);
     }
@@ -46,34 +44,27 @@ pub async fn ensure(control: &ControlDb, data_dir: &Path) -> anyhow::Result<bool
             }
         }
     }
-    for settings in &file.instances {
-        write_welcome(&MediaArea::new(data_dir, &settings.customer_id)).await?;
-    }
     control.setting_or_insert(CREATED_FLAG, "true").await?;
     Ok(true)
 }
 
-/// The template `welcome.html`, as a working copy and committed.
-async fn write_welcome(media: &MediaArea) -> anyhow::Result<()> {
-    let path = RelPath::parse("template", "welcome.html").map_err(anyhow::Error::msg)?;
-    for target in [media.path(Kind::Templates, &path), media.committed_template(&path)] {
-        let temp = media.temp_path().await?;
-        tokio::fs::write(temp.path(), WELCOME_TEMPLATE).await?;
-        temp.replace(&target).await?;
-    }
-    Ok(())
-}
-
-/// The demo's committed template in each demo instance's store, where flow runs on any node
-/// read it (`flows::send`); one committed since is left as it is.
+/// The demo's template `welcome.html` in each demo instance's store, as a working copy and
+/// committed (flow runs on any node render the committed one: `flows::send`), the first time
+/// (every node runs this at start; the committed version, which nothing deletes, says it was done).
 pub async fn share_welcome(tenants: &super::Tenants) -> anyhow::Result<()> {
     let file = DefinitionFile::from_toml(DEMO).map_err(anyhow::Error::msg)?;
+    let put = |path: &str| MediaChange::Put {
+        path: path.into(),
+        content: WELCOME_TEMPLATE.as_bytes().to_vec(),
+        digest: super::media::sha256_hex(WELCOME_TEMPLATE.as_bytes()),
+    };
     for settings in &file.instances {
         if let Ok(tenant) = tenants.activate(&settings.customer_id).await {
-            tenant
-                .db
-                .insert_shared_file(crate::store::tenant::SharedArea::CommittedTemplates, "welcome.html", WELCOME_TEMPLATE.as_bytes())
-                .await?;
+            if tenant.db.media_file("committed/templates/welcome.html").await?.is_some() {
+                continue;
+            }
+            let welcome = vec![put("media/templates/welcome.html"), put("committed/templates/welcome.html")];
+            tenant.db.apply_media_changes(welcome, false, true).await?;
         }
     }
     Ok(())

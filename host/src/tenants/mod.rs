@@ -7,11 +7,13 @@
 
 mod apply;
 pub mod demo;
+mod media;
 mod registry;
 
 use std::time::Duration;
 
 pub use apply::{apply, Applied};
+pub use media::{InstanceMedia, MediaError, MediaResult, Writing};
 pub use registry::{Activation, Lookout, Tenants, TenantsStats};
 
 use crate::model::{InstanceSettings, Model};
@@ -24,9 +26,15 @@ pub struct Tenant {
     pub model: Model,
     pub db: TenantDb,
     pub revision: i64,
+    /// This node's copy of the instance's media area (`media.rs`).
+    media_copy: media::MediaCopy,
 }
 
 impl Tenant {
+    pub fn new(settings: InstanceSettings, model: Model, db: TenantDb, revision: i64) -> Tenant {
+        Tenant { settings, model, db, revision, media_copy: media::MediaCopy::default() }
+    }
+
     pub fn customer_id(&self) -> &str {
         &self.settings.customer_id
     }

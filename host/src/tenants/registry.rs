@@ -230,7 +230,7 @@ impl Tenants {
         let model = Model::new(record.model).map_err(anyhow::Error::msg)?;
         let db = self.control.open_tenant(customer_id).await?;
         db.check().await?;
-        Ok(Tenant { settings: record.settings, model, db, revision: record.revision })
+        Ok(Tenant::new(record.settings, model, db, record.revision))
     }
 
     /// Puts to sleep the open instances that nothing uses and that were idle past the setting,

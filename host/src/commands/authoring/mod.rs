@@ -45,7 +45,7 @@ impl Local {
         } else {
             (backend.open_tenant(&args.instance).await?, None)
         };
-        let tenant = Arc::new(Tenant { settings: record.settings, model, db, revision: record.revision });
+        let tenant = Arc::new(Tenant::new(record.settings, model, db, record.revision));
         let runtime = Runtime::new(&args.store.data_dir, args.runtime.settings(), Arc::new(crate::paging::SystemClock))?;
         Ok(Local { runtime, tenant, _copy: copy })
     }

@@ -9,12 +9,11 @@ use axum::{Json, Router};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
-use crate::assets::{contexts, Kind, RelPath};
+use crate::assets::{contexts, Kind, MediaArea, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
 use crate::http::ApiContext;
-use crate::store::tenant::SharedArea;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(list_schemas, create, put))]
@@ -46,17 +45,22 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
     let bytes = tokio::fs::read(file.temp.path()).await.map_err(io_fault)?;
     let schema = contexts::parse(&bytes).map_err(ApiError::BadRequest)?;
     let target = media.path(Kind::Contexts, &path);
+    let stored_at = MediaArea::store_path(Kind::Contexts, &path);
     let size = file.size;
-    // The store's copy is the one every node reads (`flows::context`); this node's file is for
-    // listing and WebDAV.
+    let exists = || ApiError::Conflict(format!("contexts/{} exists; PUT adds to it", file.name));
+    // The store's copy is the one every node reads (`flows::context`).
     let tenant = &caller.tenant;
     let name = file.name.trim_end_matches(".json");
+    let writing = media.writing().await?;
     let old = crate::flows::context::schema_bytes(tenant, &media, name).await;
     if !replace {
-        if old.is_some() || !tenant.db.insert_shared_file(SharedArea::Contexts, &path.as_text(), &bytes).await? {
-            return Err(ApiError::Conflict(format!("contexts/{} exists; PUT adds to it", file.name)));
+        if old.is_some() {
+            return Err(exists());
         }
         file.temp.replace(&target).await.map_err(io_fault)?;
+        if !writing.publish_new(&stored_at).await? {
+            return Err(exists());
+        }
         return Ok((StatusCode::CREATED, Json(stored("contexts", &path, size))).into_response());
     }
     if let Some(old) = &old {
@@ -65,8 +69,8 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
             contexts::check_evolution(&old, &schema).map_err(ApiError::Conflict)?;
         }
     }
-    tenant.db.put_shared_file(SharedArea::Contexts, &path.as_text(), &bytes).await?;
     file.temp.replace(&target).await.map_err(io_fault)?;
+    writing.publish(&[stored_at]).await?;
     let status = if old.is_some() { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(stored("contexts", &path, size))).into_response())
 }

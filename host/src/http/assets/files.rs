@@ -9,7 +9,7 @@ use axum::{Json, Router};
 
 use super::upload::{self, Form};
 use super::{io_fault, media, stored, ListQuery};
-use crate::assets::{references, Kind, RelPath};
+use crate::assets::{references, Kind, MediaArea, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
@@ -40,6 +40,7 @@ pub(super) fn router() -> Router<ApiContext> {
 async fn listing(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, q: &ListQuery) -> ApiResult<Json<Vec<s::AssetListItem>>> {
     let media = media(ctx, &caller.tenant);
     let (folder, entries) = q.entries(&media, kind).await?;
+    let media = MediaArea::clone(&media);
     let needles: Vec<(String, Option<String>)> = entries
         .iter()
         .map(|e| {
@@ -90,22 +91,30 @@ async fn upload(ctx: &ApiContext, caller: &PublicCaller, kind: Kind, form: Form,
     let mut fields = upload::read(&media, form).await?;
     let file = fields.take_file()?;
     let path = fields.folder()?.join(&file.name);
+    let writing = media.writing().await?;
     let target = media.path(kind, &path);
     if tokio::fs::metadata(&target).await.is_ok_and(|m| m.is_dir()) {
         return Err(ApiError::Conflict(format!("{}/{} is a folder", kind.dir(), path.as_text())));
     }
     let size = file.size;
+    let exists = || ApiError::Conflict(format!("{}/{} exists; PUT replaces it", kind.dir(), path.as_text()));
+    let stored_at = MediaArea::store_path(kind, &path);
     let status = if replace {
         let existed = file.temp.replace(&target).await.map_err(io_fault)?;
+        writing.publish(&[stored_at]).await?;
         if existed {
             StatusCode::OK
         } else {
             StatusCode::CREATED
         }
     } else if file.temp.create(&target).await.map_err(io_fault)? {
+        // Another node may have created it since this one looked.
+        if !writing.publish_new(&stored_at).await? {
+            return Err(exists());
+        }
         StatusCode::CREATED
     } else {
-        return Err(ApiError::Conflict(format!("{}/{} exists; PUT replaces it", kind.dir(), path.as_text())));
+        return Err(exists());
     };
     Ok((status, Json(stored(kind.dir(), &path, size))).into_response())
 }
@@ -141,7 +150,7 @@ async fn put_template(State(ctx): State<ApiContext>, caller: PublicCaller, form:
 /// The templates that reference a resource, or an empty list.
 /// 409 naming the templates that reference `resources/<path>`, if any do (a referenced resource
 /// cannot be deleted or moved away, through the API or WebDAV).
-pub(crate) async fn refuse_if_referenced(media: crate::assets::MediaArea, path: &RelPath) -> ApiResult<()> {
+pub(crate) async fn refuse_if_referenced(media: MediaArea, path: &RelPath) -> ApiResult<()> {
     let needle = format!("resources/{}", path.as_text());
     let referrers = tokio::task::spawn_blocking(move || references::referrers(&media, &needle, None))
         .await
@@ -159,14 +168,16 @@ async fn delete_resource(State(ctx): State<ApiContext>, caller: PublicCaller, fo
     let media = media(&ctx, &caller.tenant);
     let fields = upload::read(&media, form).await?;
     let path = fields.item()?;
+    let writing = media.writing().await?;
     let target = media.path(Kind::Resources, &path);
     match tokio::fs::metadata(&target).await {
         Ok(m) if m.is_dir() => return Err(ApiError::bad(format!("resources/{} is a folder", path.as_text()))),
         Ok(_) => {}
         Err(_) => return Err(ApiError::NotFound),
     }
-    refuse_if_referenced(media.clone(), &path).await?;
+    refuse_if_referenced(MediaArea::clone(&media), &path).await?;
     tokio::fs::remove_file(&target).await.map_err(io_fault)?;
+    writing.publish(&[MediaArea::store_path(Kind::Resources, &path)]).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -187,15 +198,16 @@ async fn template_method(
     let media = media(&ctx, &caller.tenant);
     let fields = upload::read(&media, form).await?;
     let path = fields.item()?;
+    let writing = media.writing().await?;
     let working = media.path(Kind::Templates, &path);
     if !tokio::fs::metadata(&working).await.is_ok_and(|m| m.is_file()) {
         return Err(ApiError::NotFound);
     }
     // The store's copy is the one flow runs render, on whichever node (`flows::send`).
     let bytes = tokio::fs::read(&working).await.map_err(io_fault)?;
-    caller.tenant.db.put_shared_file(crate::store::tenant::SharedArea::CommittedTemplates, &path.as_text(), &bytes).await?;
     let temp = media.temp_path().await.map_err(io_fault)?;
     tokio::fs::write(temp.path(), &bytes).await.map_err(io_fault)?;
     temp.replace(&media.committed_template(&path)).await.map_err(io_fault)?;
+    writing.publish(&[MediaArea::committed_store_path(&path)]).await?;
     Ok(Json(s::CommittedTemplate { path: format!("templates/{}", path.as_text()), committed: true }))
 }

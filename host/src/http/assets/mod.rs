@@ -25,8 +25,8 @@ use serde::Deserialize;
 use super::error::{ApiError, ApiResult};
 use super::openapi::schemas::StoredAsset;
 use super::ApiContext;
-use crate::assets::{MediaArea, RelPath};
-use crate::tenants::Tenant;
+use crate::assets::RelPath;
+use crate::tenants::{InstanceMedia, Tenant};
 
 /// The description of the asset operations, one part per module.
 pub(super) fn described() -> [utoipa::openapi::OpenApi; 4] {
@@ -39,8 +39,8 @@ pub(super) fn router() -> Router<ApiContext> {
 }
 
 /// The instance's media area, its writes held to the operator's quota.
-pub(super) fn media(ctx: &ApiContext, tenant: &Tenant) -> MediaArea {
-    MediaArea::new(&ctx.data_dir, tenant.customer_id()).with_quota(ctx.media_quota)
+pub(super) fn media(ctx: &ApiContext, tenant: &Tenant) -> InstanceMedia {
+    tenant.media(&ctx.data_dir, ctx.media_quota)
 }
 
 #[derive(Deserialize)]
@@ -53,10 +53,12 @@ impl ListQuery {
         RelPath::parse("folder", self.folder.as_deref().unwrap_or("")).map_err(ApiError::BadRequest)
     }
 
-    /// The folder asked for and its entries: every kind's list answers 404 for a folder that is
-    /// not there, and an empty list for the top of a kind nothing was uploaded to yet.
-    async fn entries(&self, media: &MediaArea, kind: crate::assets::Kind) -> ApiResult<(RelPath, Vec<crate::assets::Entry>)> {
+    /// The folder asked for and its entries (this node's copy brought in line first): every
+    /// kind's list answers 404 for a folder that is not there, and an empty list for the top of a
+    /// kind nothing was uploaded to yet.
+    async fn entries(&self, media: &InstanceMedia, kind: crate::assets::Kind) -> ApiResult<(RelPath, Vec<crate::assets::Entry>)> {
         let folder = self.folder()?;
+        media.sync().await?;
         match crate::assets::list(&media.path(kind, &folder)).await.map_err(io_fault)? {
             Some(entries) => Ok((folder, entries)),
             None if folder.is_root() => Ok((folder, Vec::new())),

@@ -12,6 +12,7 @@ use crate::assets::quota::{full_message, Budget};
 use crate::assets::{MediaArea, TempPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::MAX_PAYLOAD_BYTES;
+use crate::tenants::InstanceMedia;
 
 /// A multipart body; a body that is not `multipart/form-data` is 415.
 pub struct Form(pub Multipart);
@@ -85,7 +86,7 @@ impl Fields {
 
 const MAX_TEXT_FIELD: usize = 4096;
 
-pub async fn read(media: &MediaArea, Form(mut form): Form) -> ApiResult<Fields> {
+pub async fn read(media: &InstanceMedia, Form(mut form): Form) -> ApiResult<Fields> {
     let mut fields = Fields::default();
     while let Some(field) = form.next_field().await.map_err(field_error)? {
         let name = field.name().unwrap_or("").to_string();
@@ -115,8 +116,8 @@ async fn text(mut field: Field<'_>) -> ApiResult<String> {
     String::from_utf8(bytes).map_err(|_| ApiError::bad("a text field is not UTF-8"))
 }
 
-async fn stream_to_temp(media: &MediaArea, name: String, field: Field<'_>) -> ApiResult<Uploaded> {
-    let budget = Budget::for_write(media, MAX_PAYLOAD_BYTES as u64).await.map_err(|e| ApiError::Internal(e.into()))?;
+async fn stream_to_temp(media: &InstanceMedia, name: String, field: Field<'_>) -> ApiResult<Uploaded> {
+    let budget = Budget::within(media.room().await?, MAX_PAYLOAD_BYTES as u64);
     let temp = media.temp_path().await.map_err(|e| ApiError::Internal(e.into()))?;
     let (size, sha256) = write_limited(media, &temp, field, budget, field_error).await?;
     Ok(Uploaded { name, temp, size, sha256 })

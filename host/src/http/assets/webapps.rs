@@ -11,7 +11,7 @@ use super::upload::{self, Form};
 use super::{io_fault, media, ListQuery};
 use crate::assets::quota::{full_message, Budget};
 use crate::assets::webapps::{self, Refusal};
-use crate::assets::{Kind, RelPath};
+use crate::assets::{Kind, MediaArea, RelPath};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
@@ -44,7 +44,7 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
         return Err(ApiError::bad("a webapp is uploaded as a .zip archive"));
     }
     let expanded = media.temp_path().await.map_err(io_fault)?;
-    let budget = Budget::for_write(&media, webapps::MAX_EXPANDED_BYTES).await.map_err(io_fault)?;
+    let budget = Budget::within(media.room().await?, webapps::MAX_EXPANDED_BYTES);
     let (archive, dest) = (file.temp.path().to_path_buf(), expanded.path().to_path_buf());
     let name = tokio::task::spawn_blocking(move || webapps::extract(&archive, &dest, budget.bytes))
         .await
@@ -55,7 +55,9 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
             Refusal::TooLarge => ApiError::bad(format!("the archive expands to more than {} bytes", webapps::MAX_EXPANDED_BYTES)),
             Refusal::Io(e) => io_fault(e),
         })?;
-    let target = media.path(Kind::Webapps, &RelPath::root().join(&name));
+    let item = RelPath::root().join(&name);
+    let target = media.path(Kind::Webapps, &item);
+    let writing = media.writing().await?;
     tokio::fs::create_dir_all(target.parent().expect("webapps folder")).await.map_err(io_fault)?;
     let exists = tokio::fs::try_exists(&target).await.map_err(io_fault)?;
     if exists && !replace {
@@ -68,6 +70,7 @@ async fn save(ctx: &ApiContext, caller: &PublicCaller, form: Form, replace: bool
         tokio::fs::rename(&target, old.path()).await.map_err(io_fault)?;
     }
     tokio::fs::rename(expanded.path().join(&name), &target).await.map_err(io_fault)?;
+    writing.publish(&[MediaArea::store_path(Kind::Webapps, &item)]).await?;
     let status = if exists { StatusCode::OK } else { StatusCode::CREATED };
     let url = format!("/webapps/{}/{name}/", caller.tenant.customer_id());
     Ok((status, Json(s::StoredWebapp { name: name.to_string(), url })).into_response())

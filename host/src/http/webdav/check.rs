@@ -33,7 +33,7 @@ fn media_path(uri_path: &str) -> Option<RelPath> {
     RelPath::parse("path", &decoded).ok()
 }
 
-fn is_write(method: &Method) -> bool {
+pub(super) fn is_write(method: &Method) -> bool {
     !matches!(method.as_str(), "GET" | "HEAD" | "OPTIONS" | "PROPFIND")
 }
 

@@ -7,26 +7,26 @@ mod extensions;
 mod flow_runs;
 mod flows;
 mod global_data;
+mod media_files;
 mod monitors;
 mod paging;
 mod recipients;
 mod records;
 mod schema;
 mod secrets;
-mod shared_files;
 
 pub use communications::Communication;
 pub use extensions::{ExecutionLog, ExtensionRecord};
 pub use flow_runs::{FlowRun, NewFlowRun, RunProgress, RunState};
 pub use flows::StoredFlow;
 pub use global_data::GlobalValue;
+pub use media_files::{Applied, MediaChange, SharedArea, FOLDER_DIGEST};
 pub use monitors::{MonitorRun, KEPT_RUNS};
 pub use paging::DocumentInfo;
 pub use recipients::{EventRecord, Recipient};
 pub use records::{EntryOutcome, Record, TableRef, Upserted};
 pub use schema::{gdt_table, otm_table};
 pub use secrets::{Sealed, SecretInfo};
-pub use shared_files::SharedArea;
 
 pub use super::db::Conn;
 use super::db::Db;

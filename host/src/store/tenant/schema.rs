@@ -79,6 +79,17 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
     // version 11: how many runs each chain of events has started (`domain::triggers::Lineage`)
     "CREATE TABLE _flow_chains (id TEXT PRIMARY KEY, runs INTEGER NOT NULL, started_at INTEGER NOT NULL);
      CREATE INDEX _flow_chains_by_start ON _flow_chains(started_at);",
+    // version 12: the media area in the store (`media_files.rs`): every file under `media/` and
+    // `committed/` by its path in the instance's folder (a folder as `path/`, empty), with its
+    // SHA-256, and the generation every change goes up; the shared files of version 8 move in
+    "CREATE TABLE _media_files (path TEXT PRIMARY KEY, content BLOB NOT NULL, digest TEXT NOT NULL, size INTEGER NOT NULL,
+         updated_at INTEGER NOT NULL);
+     INSERT INTO _media_files (path, content, digest, size, updated_at)
+         SELECT CASE area WHEN 'contexts' THEN 'media/contexts/' ELSE 'committed/templates/' END || path, content, '', length(content), updated_at
+         FROM _shared_files;
+     DROP TABLE _shared_files;
+     CREATE TABLE _media_state (id INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
+     INSERT INTO _media_state (id, generation) VALUES (1, 1);",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -136,6 +147,14 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
     "ALTER TABLE _extension_logs ADD COLUMN input TEXT;",
     "CREATE TABLE _flow_chains (id TEXT COLLATE \"C\" PRIMARY KEY, runs BIGINT NOT NULL, started_at BIGINT NOT NULL);
      CREATE INDEX _flow_chains_by_start ON _flow_chains(started_at);",
+    "CREATE TABLE _media_files (path TEXT COLLATE \"C\" PRIMARY KEY, content BYTEA NOT NULL, digest TEXT COLLATE \"C\" NOT NULL,
+         size BIGINT NOT NULL, updated_at BIGINT NOT NULL);
+     INSERT INTO _media_files (path, content, digest, size, updated_at)
+         SELECT CASE area WHEN 'contexts' THEN 'media/contexts/' ELSE 'committed/templates/' END || path, content, '', octet_length(content), updated_at
+         FROM _shared_files;
+     DROP TABLE _shared_files;
+     CREATE TABLE _media_state (id BIGINT PRIMARY KEY, generation BIGINT NOT NULL);
+     INSERT INTO _media_state (id, generation) VALUES (1, 1);",
 ];
 
 /// The column that keeps insertion order where no other column does.

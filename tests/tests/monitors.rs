@@ -28,7 +28,7 @@ async fn until(api: &Api, what: &str, check: impl Fn(&Value) -> bool) -> Value {
         if list.get(0).is_some_and(&check) {
             return list[0].clone();
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "timed out waiting for {what}: {list}");
+        assert!(started.elapsed() < Duration::from_secs(30), "timed out waiting for {what}: {list}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -49,6 +49,9 @@ pub enum Command {
     },
     /// Fill an instance with generated recipients (with a progress bar).
     Seed(SeedArgs),
+    /// Write an instance's recipients (all, or those a filter selects) as CSV or NDJSON, with a
+    /// progress bar.
+    Export(ExportArgs),
     /// Tools for extension authors.
     Extension {
         #[command(subcommand)]
@@ -433,6 +436,27 @@ pub enum CredentialsCommand {
         store: StoreArgs,
         client_id: String,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The instance (customerId).
+    #[arg(long)]
+    pub instance: String,
+    /// An RSQL filter over Person Data fields (everyone when absent).
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// The Person Data fields to write, comma-separated, in that order (every field when absent).
+    #[arg(long)]
+    pub fields: Option<String>,
+    /// csv or ndjson.
+    #[arg(long, default_value = "csv")]
+    pub format: String,
+    /// The file to write (standard output when absent).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

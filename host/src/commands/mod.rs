@@ -2,6 +2,7 @@
 //! the library.
 
 pub mod authoring;
+mod export;
 mod secrets;
 
 use std::time::Duration;
@@ -33,6 +34,20 @@ pub(crate) async fn control_with_demo(store: &StoreArgs) -> anyhow::Result<Contr
     let db = control(store).await?;
     demo::ensure(&db).await?;
     Ok(db)
+}
+
+/// The instance `customer_id` with its model and store.
+pub(crate) async fn open_instance(
+    store: &crate::cli::StoreArgs,
+    customer_id: &str,
+) -> anyhow::Result<(crate::store::ControlDb, crate::tenants::Tenant)> {
+    let db = control_with_demo(store).await?;
+    let record = db.instance(customer_id).await?.with_context(|| format!("no instance '{customer_id}'"))?;
+    let model = crate::model::Model::new(record.model.clone()).map_err(anyhow::Error::msg)?;
+    // The store's tables are the server's to create (a server of this version has run on it);
+    // these commands only read and write rows.
+    let tenant_db = db.open_tenant(customer_id).await?;
+    Ok((db, crate::tenants::Tenant::new(record.settings, model, tenant_db, record.revision)))
 }
 
 pub async fn run(command: Command) -> anyhow::Result<()> {
@@ -200,6 +215,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
         Command::Extension { command: ExtensionCommand::Run(args) } => authoring::run::run(args).await,
         Command::Extension { command: ExtensionCommand::Replay(args) } => authoring::replay::run(args).await,
         Command::Secrets { command } => secrets::run(command).await,
+        Command::Export(args) => export::run(args).await,
         Command::Seed(args) => {
             let db = control_with_demo(&args.store).await?;
             let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;

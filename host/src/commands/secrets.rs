@@ -6,14 +6,13 @@ use std::io::Read as _;
 
 use anyhow::{bail, Context};
 
-use super::control;
+use super::{control, open_instance};
 use crate::cli::{InstanceSecrets, SecretsCommand};
-use crate::tenants::Tenant;
 
 pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
     match command {
         SecretsCommand::List(InstanceSecrets { store, key: _, instance }) => {
-            let (_, tenant) = open(&store, &instance).await?;
+            let (_, tenant) = open_instance(&store, &instance).await?;
             for secret in tenant.db.secrets().await? {
                 let at = crate::paging::utc_at(secret.set_at).format("%Y-%m-%dT%H:%M:%SZ");
                 println!("{}\tset {at}", secret.name);
@@ -27,13 +26,13 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
             // A value typed or piped with `echo` ends with a line break that is not part of it.
             let value = value.strip_suffix('\n').map(|v| v.strip_suffix('\r').unwrap_or(v)).unwrap_or(&value);
             let ring = key.settings().load(&store.data_dir)?;
-            let (_, tenant) = open(&store, &instance).await?;
+            let (_, tenant) = open_instance(&store, &instance).await?;
             let (_, created) = crate::secrets::set(&ring, &tenant, &name, value).await?;
             println!("{instance}: secret {name} {}", if created { "created" } else { "replaced" });
             Ok(())
         }
         SecretsCommand::Delete { target: InstanceSecrets { store, key: _, instance }, name } => {
-            let (_, tenant) = open(&store, &instance).await?;
+            let (_, tenant) = open_instance(&store, &instance).await?;
             if !tenant.db.delete_secret(&name).await? {
                 bail!("{instance} has no secret '{name}'");
             }
@@ -46,7 +45,7 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
             let mut failed = false;
             for instance in db.instances().await? {
                 let customer_id = instance.settings.customer_id.clone();
-                let (_, tenant) = open(&store, &customer_id).await?;
+                let (_, tenant) = open_instance(&store, &customer_id).await?;
                 let (resealed, unopenable) = crate::secrets::rotate(&ring, &tenant).await?;
                 println!("{customer_id}: {resealed} secret(s) sealed with key {}", ring.current_id());
                 for name in unopenable {
@@ -60,15 +59,4 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
             Ok(())
         }
     }
-}
-
-/// The instance `customer_id` with its model and store.
-async fn open(store: &crate::cli::StoreArgs, customer_id: &str) -> anyhow::Result<(crate::store::ControlDb, Tenant)> {
-    let db = super::control_with_demo(store).await?;
-    let record = db.instance(customer_id).await?.with_context(|| format!("no instance '{customer_id}'"))?;
-    let model = crate::model::Model::new(record.model.clone()).map_err(anyhow::Error::msg)?;
-    // The store's tables are the server's to create (a server of this version has run on it);
-    // these commands only read and write the secrets.
-    let tenant_db = db.open_tenant(customer_id).await?;
-    Ok((db, Tenant::new(record.settings, model, tenant_db, record.revision)))
 }

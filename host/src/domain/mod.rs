@@ -16,6 +16,7 @@
 //! - an achieved event or a created recipient starts flows (`triggers`), whichever door it came
 //!   through.
 
+pub mod export;
 pub mod global_data;
 pub mod recipients;
 pub mod tables;

@@ -19,11 +19,13 @@ use crate::http::openapi::schemas as s;
 use crate::http::{filter_condition, wire, ApiContext};
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, create, read, upsert, remove))]
+#[openapi(paths(list, create, read, upsert, remove, super::export::method))]
 pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
-    Router::new().route("/recipients", get(list).post(create)).route("/recipients/{recipient_id}", get(read).put(upsert).delete(remove))
+    Router::new()
+        .route("/recipients", get(list).post(create))
+        .route("/recipients/{recipient_id}", get(read).put(upsert).delete(remove).post(super::export::method))
 }
 
 /// GET /recipients: a JSON array, or with `objectResponse=true` a paged object (`paged.rs`).

@@ -6,6 +6,7 @@
 
 mod crud;
 mod data;
+mod export;
 mod identity;
 mod json;
 mod paged;

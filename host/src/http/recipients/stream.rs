@@ -1,6 +1,8 @@
-//! Streaming a large JSON array (the unpaged Recipients collection): rows go from the database to
-//! the socket in 64 KiB chunks through a small bounded channel, so a slow client slows the query
-//! instead of the server buffering the whole answer.
+//! Streaming many recipients (the unpaged Recipients collection as a JSON array, and exports as CSV
+//! or NDJSON): rows go from the database to the socket in 64 KiB chunks through a small bounded
+//! channel, so a slow client slows the query instead of the server buffering the whole answer.
+//! One query on one connection reads them all: a consistent snapshot, so rows written meanwhile
+//! are in it whole or not at all.
 //!
 //! The status is decided by the query, not guessed before it: the answer starts only once the
 //! query has produced its first row (or its end), so a query that fails at once (an unreachable
@@ -17,15 +19,65 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
 use super::json::recipient_json;
+use crate::domain::export::{self, ExportFormat};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::negotiate::JSON_UTF8;
+use crate::model::Model;
 use crate::rsql::Condition;
+use crate::store::tenant::Recipient;
 use crate::store::StoreError;
 use crate::tenants::Tenant;
 
 const CHUNK_BYTES: usize = 64 * 1024;
 
+/// How the rows are written.
+pub(super) enum Encoding {
+    /// `[{"personData": {...}}, ...]` with every field.
+    JsonArray,
+    /// An export's format and fields (`domain::export`).
+    Export(ExportFormat, Vec<usize>),
+}
+
+impl Encoding {
+    fn content_type(&self) -> &'static str {
+        match self {
+            Encoding::JsonArray => JSON_UTF8,
+            Encoding::Export(format, _) => format.content_type(),
+        }
+    }
+
+    fn start(&self, model: &Model, buf: &mut Vec<u8>) {
+        match self {
+            Encoding::JsonArray => buf.push(b'['),
+            Encoding::Export(format, fields) => export::header(*format, model, fields, buf),
+        }
+    }
+
+    fn row(&self, model: &Model, r: &Recipient, first: bool, buf: &mut Vec<u8>) {
+        match self {
+            Encoding::JsonArray => {
+                if !first {
+                    buf.push(b',');
+                }
+                serde_json::to_writer(&mut *buf, &recipient_json(model, r)).expect("JSON values serialise");
+            }
+            Encoding::Export(format, fields) => export::row(*format, model, fields, r, buf),
+        }
+    }
+
+    fn end(&self, buf: &mut Vec<u8>) {
+        if let Encoding::JsonArray = self {
+            buf.push(b']');
+        }
+    }
+}
+
 pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>) -> ApiResult<Response> {
+    rows(tenant, condition, Encoding::JsonArray).await
+}
+
+pub(super) async fn rows(tenant: Arc<Tenant>, condition: Option<Condition>, encoding: Encoding) -> ApiResult<Response> {
+    let content_type = encoding.content_type();
     let (tx, mut rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
     tokio::spawn(async move {
         let sql = tenant.db.recipients_sql(&tenant.model, condition.as_ref());
@@ -39,15 +91,12 @@ pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>
         let rows = tenant.db.recipients_stream(&mut reader, &tenant.model, condition.as_ref(), &sql);
         futures_util::pin_mut!(rows);
         let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
-        buf.push(b'[');
+        encoding.start(&tenant.model, &mut buf);
         let mut first = true;
         while let Some(row) = rows.next().await {
             match row {
                 Ok(r) => {
-                    if !first {
-                        buf.push(b',');
-                    }
-                    serde_json::to_writer(&mut buf, &recipient_json(&tenant.model, &r)).expect("JSON values serialise");
+                    encoding.row(&tenant.model, &r, first, &mut buf);
                     // The first row goes out at once: it is what lets the answer start.
                     let full = first || buf.len() >= CHUNK_BYTES;
                     first = false;
@@ -61,7 +110,7 @@ pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>
                 }
             }
         }
-        buf.push(b']');
+        encoding.end(&mut buf);
         let _ = tx.send(Ok(Bytes::from(buf))).await;
     });
     let head = match rx.recv().await {
@@ -77,5 +126,5 @@ pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>
         Some((item, rx))
     });
     let body = futures_util::stream::once(async move { Ok(head) }).chain(rest);
-    Ok(([(header::CONTENT_TYPE, JSON_UTF8)], Body::from_stream(body)).into_response())
+    Ok(([(header::CONTENT_TYPE, content_type)], Body::from_stream(body)).into_response())
 }

@@ -1,0 +1,65 @@
+//! `POST /recipients/:export`: the recipients a filter selects, streamed in one answer as CSV or
+//! NDJSON (`stream.rs`), for moving an instance's people out in one call instead of pages.
+//!
+//! Body `{"filter": "<rsql>", "fields": ["EMAIL", ...], "format": "csv" | "ndjson"}`, every member
+//! optional: no filter exports everyone, no fields every Person Data field (in the model's order),
+//! the format is CSV unless asked (the formats: `domain::export`). The export reads one snapshot: rows written while it runs are in it whole or not
+//! at all. It counts as one call against the daily cap.
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::stream::{self, Encoding};
+use crate::domain::export::{self, ExportFormat};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{AppPath, PublicCaller};
+use crate::http::openapi::schemas as s;
+use crate::http::{filter_condition, ApiContext};
+
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExportRequest {
+    /// An RSQL filter over Person Data fields; everyone when absent.
+    filter: Option<String>,
+    /// The Person Data fields to write, in this order; every field when absent.
+    fields: Option<Vec<String>>,
+    /// `csv` (the default) or `ndjson`.
+    format: Option<String>,
+}
+
+#[utoipa::path(post, path = "/recipients/:export", tag = "Recipients",
+    summary = "Export the recipients a filter selects, as CSV or NDJSON, in one streamed answer",
+    request_body = ExportRequest,
+    responses(
+        (status = 200, description = "The recipients: `text/csv; charset=utf-8` (a header row, then a row each) or `application/x-ndjson` (a `{\"personData\": {...}}` a line)."),
+        (status = 400, description = "An unknown field or format, or a body that is not the export's.", body = s::Message),
+        (status = 422, description = "The filter names a field the instance does not have.", body = s::Message),
+    ))]
+/// POST `/recipients/{method}`: `:export` (the only method of the collection so far).
+pub(super) async fn method(
+    State(_ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppPath(method): AppPath<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<Response> {
+    if method != ":export" {
+        return Err(ApiError::Explained(StatusCode::METHOD_NOT_ALLOWED, "a recipient is read with GET, written with PUT".into()));
+    }
+    // An empty body exports everyone, every field, as CSV.
+    let ExportRequest { filter, fields, format } = match body.iter().all(u8::is_ascii_whitespace) {
+        true => ExportRequest::default(),
+        false => serde_json::from_slice(&body).map_err(|e| ApiError::bad(format!("the body is not an export request: {e}")))?,
+    };
+    let tenant = caller.tenant.clone();
+    let fields = export::fields(&tenant.model, fields.as_deref()).map_err(ApiError::BadRequest)?;
+    let format = ExportFormat::parse(format.as_deref().unwrap_or("csv")).map_err(ApiError::BadRequest)?;
+    let file = format!("recipients.{}", format.extension());
+    let encoding = Encoding::Export(format, fields);
+    let condition = filter_condition(filter.as_deref(), &tenant.model.def, &tenant)?;
+    let mut response = stream::rows(tenant, condition, encoding).await?;
+    let disposition = format!("attachment; filename=\"{file}\"").parse().expect("a valid header");
+    response.headers_mut().insert(header::CONTENT_DISPOSITION, disposition);
+    Ok(response.into_response())
+}

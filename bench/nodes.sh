@@ -79,7 +79,7 @@ measure() { # label wrk-args... -> "rps p50 p99"
   rps=$(echo "$out" | awk '/Requests\/sec/ {printf "%d", $2}')
   p50=$(to_ms "$(echo "$out" | awk '$1 == "50%" {print $2}')")
   p99=$(to_ms "$(echo "$out" | awk '$1 == "99%" {print $2}')")
-  non2xx=$(echo "$out" | awk '/Non-2xx/ {print $4}')
+  non2xx=$(echo "$out" | awk '/Non-2xx/ {print $5}')
   echo "$rps $p50 $p99 ${non2xx:-0}"
 }
 
@@ -93,7 +93,7 @@ for n in $NODES; do
     curl -s -o /dev/null -X POST "$B/recipients" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
       -d '{"personData": {"EMAIL": "read-me@example.com", "AGE": 40}}'
     read -r g_rps g_p50 g_p99 g_bad <<<"$(measure "$B/recipients/1")"
-    read -r p_rps p_p50 p_p99 p_bad <<<"$(measure -s bench/create-recipient.lua "$B")"
+    read -r p_rps p_p50 p_p99 p_bad <<<"$(measure -s bench/unique-recipient.lua "$B" -- "n$n$scope")"
     if [ "$g_bad" != 0 ] || [ "$p_bad" != 0 ]; then echo "non-2xx answers: GET $g_bad, POST $p_bad" >&2; fi
     GET_RPS[$n$scope]=$g_rps; POST_RPS[$n$scope]=$p_rps
     echo "| $n | $([ "$scope" = cluster ] && echo "across nodes" || echo "per node") | $g_rps | $g_p50 | $g_p99 | $p_rps | $p_p50 | $p_p99 |"

@@ -3,13 +3,19 @@
 //!
 //! Each node counts its own calls in memory (a semaphore per instance). With several nodes over
 //! PostgreSQL ([`ConcurrencyLimiter::across_nodes`]) the limit is the instance's across all of
-//! them: a call that passes its node's count also takes a slot in the control plane
-//! (`store::calls_in_flight`, one statement), and gives it back when it ends (one statement, sent
-//! after the answer, off the caller's path). A node that dies holding slots has them given back
-//! by the others once it has been silent for `--node-timeout`.
+//! them: a call that passes its node's count also needs a slot of the control plane
+//! (`store::calls_in_flight`, one statement). A slot a call gives back stays on its node, where
+//! the node's next calls of the instance take it without a statement; every [`LINGER`] the node
+//! gives back (one statement, off every caller's path) the slots that no call needed for the
+//! whole period: under a steady load the slots stay where the calls are and cost nothing a call.
+//! So that a slot lingering on one node does not turn away a call on another, a node refused by
+//! the control plane asks once more after the longest a slot can linger (22 ms) before it answers
+//! 429. A node that dies holding
+//! slots has them given back by the others once it has been silent for `--node-timeout`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -21,10 +27,80 @@ pub struct ConcurrencyLimiter {
     cluster: Option<Arc<Cluster>>,
 }
 
+/// How often a node gives back the control-plane slots that no call of this node needed for a
+/// whole period (a slot a call gave back is kept for the node's next calls until then).
+pub const LINGER: Duration = Duration::from_millis(10);
+
+/// The longest a slot stays on a node unused: it must stay idle for a whole period of [`LINGER`].
+const LONGEST_LINGER: Duration = Duration::from_millis(2 * 10 + 2);
+
 /// The control plane's count, shared by the nodes.
 struct Cluster {
     control: ControlDb,
     node: Arc<str>,
+    /// Per instance, the slots this node holds in the control plane that no call uses now.
+    lingering: Mutex<HashMap<String, Idle>>,
+}
+
+/// A node's unused slots of one instance: how many now, and the fewest since the last sweep
+/// (those were not needed for a whole period: they go back).
+#[derive(Default)]
+struct Idle {
+    now: u32,
+    fewest: u32,
+}
+
+impl Cluster {
+    /// A lingering slot of `customer_id`, if this node has one.
+    fn reuse(&self, customer_id: &str) -> bool {
+        let mut lingering = self.lingering.lock().expect("lingering lock");
+        match lingering.get_mut(customer_id) {
+            Some(idle) if idle.now > 0 => {
+                idle.now -= 1;
+                idle.fewest = idle.fewest.min(idle.now);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A slot no call uses now: it stays for this node's next calls.
+    fn release(&self, customer_id: String) {
+        self.lingering.lock().expect("lingering lock").entry(customer_id).or_default().now += 1;
+    }
+
+    /// Every [`LINGER`], gives back the slots no call needed for the whole period (off every
+    /// caller's path), until the limiter is gone.
+    fn sweep_every_period(cluster: std::sync::Weak<Cluster>) {
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(LINGER);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let Some(cluster) = cluster.upgrade() else { return };
+                let unneeded: Vec<(String, u32)> = {
+                    let mut lingering = cluster.lingering.lock().expect("lingering lock");
+                    let out = lingering
+                        .iter_mut()
+                        .filter_map(|(id, idle)| {
+                            let give = idle.fewest;
+                            idle.now -= give;
+                            idle.fewest = idle.now;
+                            (give > 0).then(|| (id.clone(), give))
+                        })
+                        .collect();
+                    lingering.retain(|_, idle| idle.now > 0);
+                    out
+                };
+                for (customer_id, count) in unneeded {
+                    if let Err(e) = cluster.control.give_back_call_slots(&customer_id, &cluster.node, count).await {
+                        // They stay taken until this node is seen silent or leaves.
+                        tracing::warn!(instance = %customer_id, error = %e, "calls' slots could not be given back");
+                    }
+                }
+            }
+        });
+    }
 }
 
 /// One call's place among its instance's calls in flight; given back when dropped.
@@ -35,14 +111,9 @@ pub struct CallSlot {
 
 impl Drop for CallSlot {
     fn drop(&mut self) {
-        let Some((cluster, customer_id)) = self.shared.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        runtime.spawn(async move {
-            if let Err(e) = cluster.control.give_back_call_slot(&customer_id, &cluster.node).await {
-                // The slot stays taken until this node is seen silent or leaves.
-                tracing::warn!(instance = %customer_id, error = %e, "a call's slot could not be given back");
-            }
-        });
+        if let Some((cluster, customer_id)) = self.shared.take() {
+            cluster.release(customer_id);
+        }
     }
 }
 
@@ -52,8 +123,11 @@ impl ConcurrencyLimiter {
     }
 
     /// The same limit across every node of the control plane, this one being `node`.
+    /// Needs a Tokio runtime (the sweep of unused slots runs on it).
     pub fn across_nodes(self, control: ControlDb, node: Arc<str>) -> ConcurrencyLimiter {
-        ConcurrencyLimiter { cluster: Some(Arc::new(Cluster { control, node })), ..self }
+        let cluster = Arc::new(Cluster { control, node, lingering: Mutex::new(HashMap::new()) });
+        Cluster::sweep_every_period(Arc::downgrade(&cluster));
+        ConcurrencyLimiter { cluster: Some(cluster), ..self }
     }
 
     /// A slot for one call of `customer_id`, held until dropped; `None` when all of the
@@ -61,10 +135,21 @@ impl ConcurrencyLimiter {
     pub async fn admit(&self, customer_id: &str) -> StoreResult<Option<CallSlot>> {
         let Some(local) = self.local(customer_id) else { return Ok(None) };
         let Some(cluster) = &self.cluster else { return Ok(Some(CallSlot { _local: local, shared: None })) };
-        if !cluster.control.take_call_slot(customer_id, &cluster.node, self.per_instance as u32).await? {
-            return Ok(None);
+        let slot = || Some(CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) });
+        if cluster.reuse(customer_id) {
+            return Ok(slot());
         }
-        Ok(Some(CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) }))
+        let limit = self.per_instance as u32;
+        if cluster.control.take_call_slot(customer_id, &cluster.node, limit).await? {
+            return Ok(slot());
+        }
+        // A slot may be lingering on another node: it is back in the control plane, or taken by
+        // a call there, once the lingering time is over (or here, if this node's call ended).
+        tokio::time::sleep(LONGEST_LINGER).await;
+        if cluster.reuse(customer_id) || cluster.control.take_call_slot(customer_id, &cluster.node, limit).await? {
+            return Ok(slot());
+        }
+        Ok(None)
     }
 
     fn local(&self, customer_id: &str) -> Option<OwnedSemaphorePermit> {

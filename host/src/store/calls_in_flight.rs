@@ -43,21 +43,31 @@ impl ControlDb {
         Ok(false)
     }
 
-    /// Gives back a slot `node` took for instance `customer_id`.
-    pub async fn give_back_call_slot(&self, customer_id: &str, node: &str) -> StoreResult<()> {
+    /// Gives back `count` slots `node` took for instance `customer_id`.
+    pub async fn give_back_call_slots(&self, customer_id: &str, node: &str, count: u32) -> StoreResult<()> {
         // The total's row first, then the node's, as admission takes them: two statements that
-        // lock the same rows in opposite orders deadlock (a call's give-back against the next
-        // call's admission).
+        // lock the same rows in opposite orders deadlock (a give-back against an admission).
         let sql = self.db.sql(
             "WITH total AS (
-               UPDATE calls_in_flight_total SET held = held - 1
+               UPDATE calls_in_flight_total SET held = GREATEST(0, held - ?)
                WHERE customer_id = ? AND held > 0
-                 AND EXISTS (SELECT 1 FROM calls_in_flight WHERE customer_id = ? AND node = ? AND held > 0)
+                 AND EXISTS (SELECT 1 FROM calls_in_flight WHERE customer_id = ? AND node = ? AND held >= ?)
                RETURNING customer_id
              )
-             UPDATE calls_in_flight SET held = held - 1 WHERE customer_id IN (SELECT customer_id FROM total) AND node = ? AND held > 0",
+             UPDATE calls_in_flight SET held = held - ? WHERE customer_id IN (SELECT customer_id FROM total) AND node = ? AND held >= ?",
         );
-        sqlx::query(&sql).bind(customer_id).bind(customer_id).bind(node).bind(node).execute(&mut *self.db.writer().await?).await?;
+        let n = count as i32;
+        sqlx::query(&sql)
+            .bind(n)
+            .bind(customer_id)
+            .bind(customer_id)
+            .bind(node)
+            .bind(n)
+            .bind(n)
+            .bind(node)
+            .bind(n)
+            .execute(&mut *self.db.writer().await?)
+            .await?;
         Ok(())
     }
 

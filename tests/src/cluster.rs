@@ -77,13 +77,6 @@ impl Node {
         }
     }
 
-    /// Starts the node again on the same address and data directory.
-    pub async fn restart(&mut self) {
-        self.kill();
-        self.spawn();
-        self.wait_listening().await;
-    }
-
     /// What the node wrote to stderr (its log), kept beside its data directory.
     pub fn log_path(&self) -> PathBuf {
         self.data_dir.path().with_extension("log")

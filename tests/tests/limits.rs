@@ -50,20 +50,32 @@ async fn twenty_calls_in_flight_are_served_and_the_21st_is_refused() {
     api.get("/testing/sleep?ms=0").await.expect(200);
 }
 
-/// With several nodes over PostgreSQL the 20 are the instance's across the nodes (the spec's
-/// limit is per instance): 25 slow calls spread over two nodes, exactly 20 run and 5 are
-/// refused; once they end, the 20 are free again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn twenty_calls_in_flight_across_two_nodes() {
+/// Two servers over one PostgreSQL database and the demo's credential on each; `None` on SQLite.
+struct TwoNodes {
+    _servers: (TestServer, TestServer, tempfile::TempDir),
+    on_first: Api,
+    on_second: Api,
+}
+
+async fn two_nodes() -> Option<TwoNodes> {
     let first = TestServer::start().await;
     let Some(database) = first.database() else {
         eprintln!("one node on SQLite: the limit across nodes is tested in the PostgreSQL pass");
-        return;
+        return None;
     };
     let second_dir = tempfile::tempdir().unwrap();
     let second = TestServer::start_in(second_dir.path().to_path_buf(), Some(database), Settings::default()).await;
     let on_first = first.demo().await;
     let on_second = Api { base: second.base.clone(), ..on_first.clone() };
+    Some(TwoNodes { _servers: (first, second, second_dir), on_first, on_second })
+}
+
+/// With several nodes over PostgreSQL the 20 are the instance's across the nodes (the spec's
+/// limit is per instance): 25 slow calls spread over two nodes, exactly 20 run and 5 are
+/// refused; once they end, the 20 are free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_calls_in_flight_across_two_nodes() {
+    let Some(TwoNodes { _servers, on_first, on_second }) = two_nodes().await else { return };
     let burst = |count: usize, ms: u64| {
         let calls: Vec<_> = (0..count)
             .map(|i| {
@@ -95,15 +107,7 @@ async fn twenty_calls_in_flight_across_two_nodes() {
 /// second node and one short call ended on the first, a 20th call on the second is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slot_lingering_on_one_node_does_not_refuse_a_call_on_another() {
-    let first = TestServer::start().await;
-    let Some(database) = first.database() else {
-        eprintln!("one node on SQLite: the limit across nodes is tested in the PostgreSQL pass");
-        return;
-    };
-    let second_dir = tempfile::tempdir().unwrap();
-    let second = TestServer::start_in(second_dir.path().to_path_buf(), Some(database), Settings::default()).await;
-    let on_first = first.demo().await;
-    let on_second = Api { base: second.base.clone(), ..on_first.clone() };
+    let Some(TwoNodes { _servers, on_first, on_second }) = two_nodes().await else { return };
     let slow: Vec<_> = (0..19)
         .map(|_| {
             let api = on_second.clone();

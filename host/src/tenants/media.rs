@@ -129,8 +129,9 @@ impl InstanceMedia {
         if state.scanned && state.generation == Some(generation) {
             return Ok(());
         }
+        let root = self.root();
         if !state.scanned {
-            state.files = scan(self.root(), std::mem::take(&mut state.files)).await?;
+            state.files = scan(root.clone(), std::mem::take(&mut state.files)).await?;
             state.scanned = true;
             if self.import_once(state).await? {
                 return Box::pin(self.reconcile(state)).await;
@@ -140,7 +141,7 @@ impl InstanceMedia {
         let mut unhashed = Vec::new();
         for (path, digest) in &index {
             if path.ends_with('/') {
-                tokio::fs::create_dir_all(self.root().join(path)).await?;
+                tokio::fs::create_dir_all(root.join(path)).await?;
                 state.files.insert(path.clone(), Known { digest: FOLDER_DIGEST.into(), len: 0, modified: None });
                 continue;
             }
@@ -149,7 +150,7 @@ impl InstanceMedia {
             }
             // Fetched one at a time: a large area never sits in memory at once.
             let Some(content) = self.db.media_file(path).await? else { continue };
-            let target = self.root().join(path);
+            let target = root.join(path);
             let temp = self.area.temp_path().await?;
             tokio::fs::write(temp.path(), &content).await?;
             temp.replace(&target).await?;
@@ -168,11 +169,11 @@ impl InstanceMedia {
         let gone: Vec<String> =
             state.files.keys().filter(|p| !stored.contains(p.as_str()) && !kept_folders.contains(*p)).cloned().collect();
         for path in gone.iter().filter(|p| !p.ends_with('/')) {
-            remove_path(&self.root().join(path)).await?;
+            remove_path(&root.join(path)).await?;
             state.files.remove(path);
         }
         for path in gone.iter().filter(|p| p.ends_with('/')) {
-            remove_path(&self.root().join(path)).await?;
+            remove_path(&root.join(path)).await?;
             state.files.remove(path);
         }
         state.generation = Some(generation);

@@ -55,11 +55,15 @@ pub fn monitor_id(path: &str) -> &str {
 impl MonitorScheduler {
     async fn tick(&self, tenant: &Tenant) -> anyhow::Result<()> {
         let customer = tenant.customer_id();
+        // The schedules are read before the extensions, and the extensions from the store rather
+        // than this node's cache (which may be up to two seconds behind another node's upload):
+        // a schedule whose monitor is not found was set before its monitor went.
         let mut stored = self.control.monitor_schedules(customer).await?;
-        let monitors = tenant.db.extensions_of_kind(ExtensionKind::Monitor.name()).await?;
-        // Schedules of monitors gone (deleted, or replaced by another kind) are forgotten.
-        for gone in stored.keys().filter(|id| !monitors.iter().any(|r| monitor_id(&r.path) == id.as_str())) {
-            self.control.forget_monitor_schedule(customer, gone).await?;
+        let monitors = tenant.db.extensions_of_kind_in_store(ExtensionKind::Monitor.name()).await?;
+        // Schedules of monitors gone (deleted, or replaced by another kind) are forgotten, each
+        // only as it was read: one another node has just set again stays.
+        for (gone, schedule) in stored.iter().filter(|(id, _)| !monitors.iter().any(|r| monitor_id(&r.path) == id.as_str())) {
+            self.control.forget_monitor_schedule(customer, gone, schedule).await?;
         }
         for record in monitors.iter() {
             let config = stored_config(tenant, record).await?;

@@ -125,9 +125,16 @@ async fn two_nodes_run_a_due_monitor_once() {
     let status_page = Recorder::start().await;
     let api = ops(&first).await;
     api.put("/globaldata/STATUS_URL", json!({"VALUE": status_page.url("127.0.0.1", "/health")})).await.expect(200);
+    // The second node has just read (and cached) a list without the monitor: its scheduler must
+    // not take that for the monitor's deletion and forget the schedule the first node sets.
+    let on_second = second.new_client("ops").await;
+    assert_eq!(monitors(&on_second).await, json!([]));
     api.upload_extension("status.wasm", env!("GUEST_MONITOR_HTTP"), "monitor").await;
     until(&api, "a schedule", |m| m["nextRunAt"].is_string()).await;
-    for _ in 0..3 {
+    first.clock.advance_secs(60);
+    second.clock.advance_secs(60);
+    until(&api, "a first run", |m| m["history"].as_array().is_some_and(|h| h.len() == 1)).await;
+    for _ in 0..2 {
         first.clock.advance_secs(60);
         second.clock.advance_secs(60);
         tokio::time::sleep(Duration::from_millis(1500)).await;

@@ -53,10 +53,20 @@ impl ControlDb {
         Ok(rows.iter().map(|r| (r.get(0), MonitorSchedule { schedule: r.get(1), sha256: r.get(2), next_at: r.get(3) })).collect())
     }
 
-    /// Forgets a monitor's schedule (its extension is gone, or no longer a monitor).
-    pub async fn forget_monitor_schedule(&self, customer_id: &str, extension: &str) -> StoreResult<()> {
-        let sql = self.db.sql("DELETE FROM monitor_schedules WHERE customer_id = ? AND extension = ?");
-        sqlx::query(&sql).bind(customer_id).bind(extension).execute(&mut *self.db.writer().await?).await?;
+    /// Forgets a monitor's schedule (its extension is gone, or no longer a monitor) if it is still
+    /// `read`: a schedule another node has set or moved on since is kept.
+    pub async fn forget_monitor_schedule(&self, customer_id: &str, extension: &str, read: &MonitorSchedule) -> StoreResult<()> {
+        let sql = self
+            .db
+            .sql("DELETE FROM monitor_schedules WHERE customer_id = ? AND extension = ? AND schedule = ? AND sha256 = ? AND next_at = ?");
+        sqlx::query(&sql)
+            .bind(customer_id)
+            .bind(extension)
+            .bind(&read.schedule)
+            .bind(&read.sha256)
+            .bind(read.next_at)
+            .execute(&mut *self.db.writer().await?)
+            .await?;
         Ok(())
     }
 

@@ -102,15 +102,21 @@ impl TenantDb {
             return Ok(cached);
         }
         let generation = self.extension_records.generation.load(Ordering::SeqCst);
-        let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE type = ? ORDER BY path"))
-            .bind(kind)
-            .fetch_all(&mut *self.db.reader().await?)
-            .await?;
-        let list = Arc::new(rows.iter().map(record).collect::<Vec<_>>());
+        let list = Arc::new(self.extensions_of_kind_in_store(kind).await?);
         if self.extension_records.generation.load(Ordering::SeqCst) == generation {
             self.extension_records.by_kind.insert(kind.to_string(), list.clone()).await;
         }
         Ok(list)
+    }
+
+    /// The extensions of type `kind` as the store has them now, past this node's cache: for a
+    /// decision that another node's recent upload must not be missed by (forgetting a schedule).
+    pub async fn extensions_of_kind_in_store(&self, kind: &str) -> StoreResult<Vec<ExtensionRecord>> {
+        let rows = sqlx::query(&self.db.sql("SELECT path, type, size, sha256, config FROM _extensions WHERE type = ? ORDER BY path"))
+            .bind(kind)
+            .fetch_all(&mut *self.db.reader().await?)
+            .await?;
+        Ok(rows.iter().map(record).collect())
     }
 
     /// Stores an extension's record and its component (`content`, whose hash is `e.sha256`), in

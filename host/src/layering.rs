@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["auth", "limits", "seed"],
     &["tenants"],
     &["secrets", "domain", "ops"],
-    &["runtime"],
+    &["runtime", "imports"],
     &["queue"],
     &["monitors", "flows"],
     &["http", "cli"],

@@ -10,6 +10,7 @@ pub mod flows;
 #[cfg(test)]
 mod fuzz;
 pub mod http;
+pub mod imports;
 #[cfg(test)]
 mod layering;
 pub mod limits;

@@ -61,6 +61,8 @@ pub struct ServerConfig {
     pub pool: PoolSettings,
     /// PostgreSQL: where an instance's 20 calls in flight are counted (`--calls-in-flight-scope`).
     pub calls_in_flight_scope: CallsInFlightScope,
+    /// The largest body of a bulk import (`--import-max-mb`).
+    pub import_max_bytes: u64,
 }
 
 /// The default media quota of an instance: 1 GiB.
@@ -143,6 +145,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         flows,
         open_on_api: config.extensions_listen.is_none(),
         media_quota: config.media_quota,
+        import_max_bytes: config.import_max_bytes,
     });
 
     let (shutdown, signal) = watch::channel(false);

@@ -72,6 +72,8 @@ pub struct Settings {
     pub media_quota: u64,
     pub open_instances: herald_host::tenants::OpenInstances,
     pub pool: herald_host::store::node_pool::PoolSettings,
+    /// The largest body of a bulk import.
+    pub import_max_bytes: u64,
 }
 
 impl Default for Settings {
@@ -84,12 +86,13 @@ impl Default for Settings {
             media_quota: herald_host::server::DEFAULT_MEDIA_QUOTA,
             open_instances: Default::default(),
             pool: Default::default(),
+            import_max_bytes: herald_host::imports::DEFAULT_MAX_BYTES,
         }
     }
 }
 
 fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualClock>, settings: Settings) -> ServerConfig {
-    let Settings { rate, runtime, queue, connections, media_quota, open_instances, pool } = settings;
+    let Settings { rate, runtime, queue, connections, media_quota, open_instances, pool, import_max_bytes } = settings;
     ServerConfig {
         data_dir,
         database_url,
@@ -108,6 +111,7 @@ fn config(data_dir: PathBuf, database_url: Option<String>, clock: Arc<ManualCloc
         open_instances,
         pool,
         calls_in_flight_scope: Default::default(),
+        import_max_bytes,
     }
 }
 

@@ -1,8 +1,16 @@
 //! Bulk transfer (issue 38): `POST /recipients/:export` streams what a filter selects as CSV or
 //! NDJSON, equal to what the API reads, with its values quoted as RFC 4180 wants.
+//! `POST /recipients/:import` takes a CSV or NDJSON file, answers 202, and a job writes its rows
+//! as upserts by a key with the REST API's rules, recording each rejected row; `GET /imports/{id}`
+//! shows the counts, `/errors` the rejected rows. What cannot be read is refused before anything
+//! is stored; a killed server's import resumes where it was.
 
+use std::time::{Duration, Instant};
+
+use herald_tests::database::TestDatabase;
+use herald_tests::process::ServerProcess;
 use herald_tests::reqwest::{header, Method};
-use herald_tests::{json, Api, TestServer};
+use herald_tests::{answer, json, Answer, Api, Settings, TestServer};
 use serde_json::Value;
 
 /// An RFC 4180 reader, for the tests: quoted cells with doubled quotes and line breaks, CRLF rows.
@@ -120,4 +128,251 @@ async fn the_operators_export_writes_what_the_api_exports() {
     let everyone = s.herald(&["export", "--instance", "demo", "--format", "ndjson"]).await;
     assert_eq!(everyone, export(&api, json!({"format": "ndjson"})).await.2);
     assert_eq!(everyone.lines().count(), 25);
+}
+
+async fn import(api: &Api, query: &str, content_type: &str, body: impl Into<herald_tests::reqwest::Body>) -> Answer {
+    let request = api.request(Method::POST, &format!("/recipients/:import{query}")).header(header::CONTENT_TYPE, content_type);
+    answer(request.body(body).send().await.unwrap()).await
+}
+
+/// Waits until import `id` is over (or `until` holds), within `within`.
+async fn watch(api: &Api, id: &str, within: Duration, until: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let answer = api.get(&format!("/imports/{id}")).await;
+        answer.expect(200);
+        let import = answer.json();
+        if until(&import) {
+            return import;
+        }
+        assert!(started.elapsed() < within, "import {id} did not get there in {within:?}: {import}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn over(import: &Value) -> bool {
+    matches!(import["state"].as_str(), Some("completed" | "failed" | "cancelled"))
+}
+
+fn started(answer: &Answer) -> String {
+    answer.expect(202);
+    answer.json()["importId"].as_str().expect("an importId").to_string()
+}
+
+#[tokio::test]
+async fn a_csv_import_upserts_by_its_key_and_keeps_the_rows_it_rejects() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.create_recipient(json!({"USER_ID": 1, "EMAIL": "ann@import.test", "FIRST_NAME": "Old", "CITY": "Paris"})).await;
+    // A BOM, CRLF line ends, quoted cells (a comma, doubled quotes, a line break), an empty cell
+    // that clears, an empty Recipient Id that is numbered, a wrong type, a key twice, a unique
+    // value another recipient holds, a short row.
+    let file = "\u{FEFF}USER_ID,EMAIL,FIRST_NAME,CITY,AGE\r\n\
+                1,ann@import.test,\"Smith, Ann\",,41\r\n\
+                ,bob@import.test,\"Say \"\"hi\"\"\",Lyon,30\r\n\
+                7,cy@import.test,\"Two\nlines\",Nice,old\r\n\
+                8,dee@import.test,First,Paris,20\r\n\
+                8,dee@import.test,Second,Paris,21\r\n\
+                9,ann@import.test,Dup,Paris,1\r\n\
+                10,eve@import.test,Short\r\n";
+    let answer = import(&api, "", "text/csv; charset=utf-8", file).await;
+    let id = started(&answer);
+    let done = watch(&api, &id, Duration::from_secs(30), over).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    let counts = ["rowsRead", "created", "updated", "rejected"].map(|k| done[k].as_i64().unwrap());
+    assert_eq!(counts, [7, 2, 2, 3], "{done}");
+    assert_eq!(done["bytesRead"], done["size"]);
+    assert_eq!((done["format"].as_str(), done["key"].as_str(), done["triggers"].as_str()), (Some("csv"), Some("USER_ID"), Some("none")));
+
+    let errors = api.get(&format!("/imports/{id}/errors")).await.json();
+    let errors = errors.as_array().unwrap();
+    let rows: Vec<(i64, Value)> = errors.iter().map(|e| (e["row"].as_i64().unwrap(), e["field"].clone())).collect();
+    // The header is row 1; the quoted line break does not start a row.
+    assert_eq!(rows, vec![(4, json!("AGE")), (7, json!("EMAIL")), (8, Value::Null)], "{errors:?}");
+    assert!(errors[0]["message"].as_str().unwrap().contains("AGE expects a NUMBER, got 'old'"), "{errors:?}");
+    assert!(errors[1]["message"].as_str().unwrap().contains("EMAIL 'ann@import.test' already exists"), "{errors:?}");
+    assert!(errors[2]["message"].as_str().unwrap().contains("3 cells where the header has 5"), "{errors:?}");
+
+    let person = |id: i64| {
+        let api = api.clone();
+        async move { api.get(&format!("/recipients/{id}")).await }
+    };
+    let ann = person(1).await.json();
+    assert_eq!(ann["personData"]["FIRST_NAME"], "Smith, Ann");
+    assert_eq!(ann["personData"]["CITY"], Value::Null, "an empty cell clears its field");
+    assert_eq!(ann["personData"]["AGE"], 41);
+    let bob = person(2).await.json();
+    assert_eq!(
+        (bob["personData"]["EMAIL"].as_str(), bob["personData"]["FIRST_NAME"].as_str()),
+        (Some("bob@import.test"), Some("Say \"hi\""))
+    );
+    assert_eq!(person(8).await.json()["personData"]["FIRST_NAME"], "Second", "the later row wins");
+    person(7).await.expect(404);
+    person(9).await.expect(404);
+
+    let listed = api.get("/imports").await.json();
+    assert_eq!(listed[0]["importId"], id.as_str());
+    // Another instance does not see it.
+    let staging = s.staging().await;
+    staging.get(&format!("/imports/{id}")).await.expect(404);
+    staging.get(&format!("/imports/{id}/errors")).await.expect(404);
+    assert_eq!(staging.get("/imports").await.json(), json!([]));
+    // Over: it cannot be cancelled.
+    let cancel = api.post_empty(&format!("/imports/{id}/:cancel")).await;
+    cancel.expect(409);
+    assert!(cancel.message().contains("already completed"), "{}", cancel.message());
+}
+
+#[tokio::test]
+async fn an_ndjson_import_keys_by_a_unique_field_and_clears_with_null() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.create_recipient(json!({"USER_ID": 5, "EMAIL": "kim@import.test", "CITY": "Paris", "AGE": 30})).await;
+    let file = [
+        r#"{"personData": {"EMAIL": "kim@import.test", "CITY": null, "AGE": 31}}"#,
+        "",
+        r#"{"personData": {"EMAIL": "lou@import.test", "OPTIN": true, "BIRTHDATE": "1990-02-03"}}"#,
+        r#"{"personData": {"EMAIL": "max@import.test", "SHOE": 44, "HAT": 2}}"#,
+        r#"{"personData": {"EMAIL": "kim@import.test", "USER_ID": 6}}"#,
+        "not json",
+        r#"{"personData": {"EMAIL": "ned@import.test", "AGE": "forty"}}"#,
+    ]
+    .join("\n");
+    let id = started(&import(&api, "?key=EMAIL&triggers=none", "application/x-ndjson", file).await);
+    let done = watch(&api, &id, Duration::from_secs(30), over).await;
+    let counts = ["rowsRead", "created", "updated", "rejected"].map(|k| done[k].as_i64().unwrap());
+    assert_eq!(counts, [6, 1, 1, 4], "{done}");
+    let errors = api.get(&format!("/imports/{id}/errors?limit=2")).await.json();
+    assert_eq!(errors.as_array().unwrap().len(), 2, "a page of two");
+    assert_eq!(errors[0]["row"], 4, "rows are lines, blank ones counted");
+    assert!(errors[0]["message"].as_str().unwrap().contains("SHOE, HAT"), "{errors}");
+    assert!(errors[1]["message"].as_str().unwrap().contains("cannot be changed"), "{errors}");
+    let rest = api.get(&format!("/imports/{id}/errors?after=5")).await.json();
+    assert_eq!(rest.as_array().unwrap().iter().map(|e| e["row"].as_i64().unwrap()).collect::<Vec<_>>(), vec![6, 7]);
+    assert_eq!(rest[1]["field"], "AGE");
+
+    let kim = api.get("/recipients/5").await.json();
+    assert_eq!((kim["personData"]["CITY"].clone(), kim["personData"]["AGE"].clone()), (Value::Null, json!(31)));
+    let lou = api.get("/recipients?filter=EMAIL==lou@import.test").await.json();
+    assert_eq!(lou[0]["personData"]["OPTIN"], true, "{lou}");
+    assert_eq!(lou[0]["personData"]["USER_ID"], 6, "numbered after the largest");
+}
+
+#[tokio::test]
+async fn what_an_import_cannot_read_is_refused_before_anything_is_stored() {
+    let s = TestServer::start_with(Settings { import_max_bytes: 64 * 1024, ..Settings::default() }).await;
+    let api = s.demo().await;
+    let csv = "text/csv";
+    let unknown = import(&api, "", csv, "USER_ID,EMAIL,NICKNAME,SHOE_SIZE\n1,a@b.c,x,4\n").await;
+    unknown.expect(400);
+    assert!(unknown.message().contains("NICKNAME, SHOE_SIZE"), "every unknown name: {}", unknown.message());
+    let twice = import(&api, "", csv, "EMAIL,EMAIL\n").await;
+    assert!(twice.expect(400).message().contains("EMAIL twice"), "{}", twice.message());
+    // A header alone, without a line end, is an import of no rows.
+    let header_only = started(&import(&api, "?key=EMAIL", csv, "EMAIL,AGE").await);
+    let done = watch(&api, &header_only, Duration::from_secs(30), over).await;
+    assert_eq!((done["state"].as_str(), done["rowsRead"].as_i64()), (Some("completed"), Some(0)), "{done}");
+    let keyless = import(&api, "?key=EMAIL", csv, "FIRST_NAME\nAnn\n").await;
+    assert!(keyless.expect(400).message().contains("no EMAIL column"), "{}", keyless.message());
+    assert!(import(&api, "", csv, "").await.expect(400).message().contains("empty"));
+    let binary = import(&api, "", csv, vec![0x50u8, 0x4b, 0x03, 0x04, 0, 0, 0x14, 0]).await;
+    assert!(binary.expect(400).message().contains("not text"), "{}", binary.message());
+    let latin1 = import(&api, "", csv, b"FIRST_NAME\n\xe9lodie\n".to_vec()).await;
+    assert!(latin1.expect(400).message().contains("not UTF-8"), "{}", latin1.message());
+    let not_json = import(&api, "", "application/x-ndjson", "USER_ID,EMAIL\n1,a@b.c\n").await;
+    assert!(not_json.expect(400).message().contains("not NDJSON"), "{}", not_json.message());
+    import(&api, "", "application/pdf", "%PDF").await.expect(415);
+    import(&api, "", "text/csv; charset=iso-8859-1", "EMAIL\n").await.expect(415);
+    assert!(import(&api, "?key=FIRST_NAME", csv, "FIRST_NAME\n").await.expect(400).message().contains("not unique"));
+    assert!(import(&api, "?triggers=all", csv, "EMAIL\n").await.expect(400).message().contains("'triggers'"));
+    assert!(import(&api, "?keys=EMAIL", csv, "EMAIL\n").await.expect(400).message().contains("keys"));
+
+    // Over the limit: refused when the length is declared, and when it is not (chunked).
+    let big = format!("EMAIL\n{}", "x@import.test\n".repeat(6000));
+    let declared = import(&api, "", csv, big.clone()).await;
+    assert!(declared.expect(413).message().contains("at most 65536 bytes"), "{}", declared.message());
+    let chunks: Vec<Result<String, std::io::Error>> =
+        big.as_bytes().chunks(8192).map(|c| Ok(String::from_utf8(c.to_vec()).unwrap())).collect();
+    let streamed = import(&api, "", csv, herald_tests::reqwest::Body::wrap_stream(futures_util::stream::iter(chunks))).await;
+    streamed.expect(413);
+    let kept: Vec<Value> = api.get("/imports").await.json().as_array().unwrap().clone();
+    assert_eq!(kept.iter().map(|i| i["importId"].clone()).collect::<Vec<_>>(), vec![json!(header_only)], "nothing of the refused is kept");
+    api.get("/imports/0123456789abcdef0123456789abcdef").await.expect(404);
+}
+
+#[tokio::test]
+async fn a_cancelled_import_writes_no_more() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let mut file = String::from("EMAIL,AGE\n");
+    for i in 0..60_000 {
+        file.push_str(&format!("c{i}@cancel.test,{}\n", i % 90));
+    }
+    let id = started(&import(&api, "?key=EMAIL", "text/csv", file).await);
+    let cancelled = api.post_empty(&format!("/imports/{id}/:cancel")).await;
+    cancelled.expect(200);
+    assert_eq!(cancelled.json()["state"], "cancelled");
+    let first = watch(&api, &id, Duration::from_secs(10), over).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let later = api.get(&format!("/imports/{id}")).await.json();
+    assert_eq!(later, first, "nothing moves once cancelled");
+    assert!(later["finishedAt"].is_string());
+    let exported =
+        api.request(Method::POST, "/recipients/:export").json(&json!({"filter": "EMAIL=like=*@cancel.test", "fields": ["EMAIL"]}));
+    let written = exported.send().await.unwrap().text().await.unwrap().lines().count() as i64 - 1;
+    assert_eq!(written, later["created"].as_i64().unwrap(), "what it counts is what it wrote");
+    assert!(written < 60_000, "cancelled before its end");
+}
+
+/// A server killed in the middle of an import of 200,000 rows: restarted, it goes on from the
+/// batch it had reached, and every row is applied once (a row applied twice would count as an
+/// update).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_resumes_an_import_and_applies_every_row_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::create().await;
+    let url = database.as_ref().map(|d| d.url.as_str());
+    let server = ServerProcess::start(dir.path(), url, &herald_tests::process::UNLIMITED_RATE).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    let mut file = String::from("USER_ID,EMAIL,FIRST_NAME,AGE\n");
+    for i in 1..=200_000 {
+        file.push_str(&format!("{i},p{i}@resume.test,Name {i},{}\n", i % 100));
+    }
+    let id = started(&import(&api, "", "text/csv", file).await);
+    let before = watch(&api, &id, Duration::from_secs(120), |i| i["rowsRead"].as_i64().unwrap() >= 10_000 || over(i)).await;
+    assert_eq!(before["state"], "running", "killed in the middle: {before}");
+    server.kill();
+
+    let server = ServerProcess::start(dir.path(), url, &herald_tests::process::UNLIMITED_RATE).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    let done = watch(&api, &id, Duration::from_secs(300), over).await;
+    let counts = ["rowsRead", "created", "updated", "rejected"].map(|k| done[k].as_i64().unwrap());
+    assert_eq!((done["state"].as_str(), counts), (Some("completed"), [200_000, 200_000, 0, 0]), "{done}");
+    let exported = api.request(Method::POST, "/recipients/:export").json(&json!({"fields": ["USER_ID"]})).send().await.unwrap();
+    let ids: Vec<String> = exported.text().await.unwrap().lines().skip(1).map(String::from).collect();
+    assert_eq!(ids.len(), 200_000);
+    assert_eq!(ids.last().map(String::as_str), Some("200000"));
+}
+
+/// The README's import example, run as written against a server (with its `B` and `TOKEN`).
+#[tokio::test]
+async fn the_readmes_import_example_works_as_written() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let section = &readme[readme.find("### Bulk import").expect("the section")..];
+    let block = &section[section.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let token = api.auth.strip_prefix("Bearer ").unwrap();
+    let mut command = std::process::Command::new("bash");
+    command.arg("-ec").arg(block).current_dir(dir.path()).env("B", &api.base).env("TOKEN", token);
+    // Off the runtime's thread: the server answering the script runs on it.
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("\"importId\""), "{stdout}");
+    assert!(stdout.contains("\"state\":\"completed\""), "{stdout}");
+    let zoe = api.get("/recipients/EMAIL=zoe%2540example.com").await;
+    assert_eq!(zoe.expect(200).json()["personData"]["AGE"], 28);
 }

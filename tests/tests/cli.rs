@@ -98,6 +98,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         open_instances: Default::default(),
         pool: Default::default(),
         calls_in_flight_scope: Default::default(),
+        import_max_bytes: herald_host::imports::DEFAULT_MAX_BYTES,
     })
     .await
     .unwrap();

@@ -52,6 +52,8 @@ pub enum Command {
     /// Write an instance's recipients (all, or those a filter selects) as CSV or NDJSON, with a
     /// progress bar.
     Export(ExportArgs),
+    /// Import recipients from a CSV or NDJSON file (upserts by a key field), with a progress bar.
+    Import(ImportArgs),
     /// Tools for extension authors.
     Extension {
         #[command(subcommand)]
@@ -379,6 +381,10 @@ pub struct ServeArgs {
     /// per node; for measuring the cost of the other).
     #[arg(long, env = "HERALD_CALLS_IN_FLIGHT_SCOPE", value_enum, default_value = "cluster")]
     pub calls_in_flight_scope: crate::limits::CallsInFlightScope,
+    /// Megabytes a bulk import's file may have (`POST /recipients/:import`): the one body not
+    /// bound by the 20 MB payload limit. It is stored as it arrives, never held in memory.
+    #[arg(long, env = "HERALD_IMPORT_MAX_MB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub import_max_mb: u64,
 }
 
 /// Where the threads of queued work run (`--background-cores`).
@@ -457,6 +463,28 @@ pub struct ExportArgs {
     /// The file to write (standard output when absent).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The instance (customerId).
+    #[arg(long)]
+    pub instance: String,
+    /// The unique Person Data field that names each row's recipient (the Recipient Id when
+    /// absent).
+    #[arg(long)]
+    pub key: Option<String>,
+    /// csv or ndjson (by default, from the file's extension).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Go on with an import that was interrupted (its id, as printed when it started).
+    #[arg(long, conflicts_with = "file")]
+    pub resume: Option<String>,
+    /// The file: a header row of Person Data field names then a row per recipient (CSV), or a
+    /// `{"personData": {...}}` a line (NDJSON).
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

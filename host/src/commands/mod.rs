@@ -3,6 +3,7 @@
 
 pub mod authoring;
 mod export;
+mod import;
 mod secrets;
 
 use std::time::Duration;
@@ -83,6 +84,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 },
                 media_quota: args.media_quota_mb * 1024 * 1024,
                 calls_in_flight_scope: args.calls_in_flight_scope,
+                import_max_bytes: args.import_max_mb * 1024 * 1024,
                 open_instances: crate::tenants::OpenInstances {
                     max_open: args.max_open_instances as usize,
                     idle_after: Duration::from_secs(args.instance_idle_timeout),
@@ -216,6 +218,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
         Command::Extension { command: ExtensionCommand::Replay(args) } => authoring::replay::run(args).await,
         Command::Secrets { command } => secrets::run(command).await,
         Command::Export(args) => export::run(args).await,
+        Command::Import(args) => import::run(args).await,
         Command::Seed(args) => {
             let db = control_with_demo(&args.store).await?;
             let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;

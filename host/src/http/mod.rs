@@ -16,6 +16,7 @@ mod flow_runs;
 mod flows;
 mod global_data;
 mod guard;
+mod imports;
 mod monitors;
 mod negotiate;
 mod oauth;
@@ -89,6 +90,8 @@ pub struct ApiServices {
     pub open_on_api: bool,
     /// Bytes each instance's media area may take (`assets::quota`).
     pub media_quota: u64,
+    /// The largest body of an import (`imports`).
+    pub import_max_bytes: u64,
 }
 
 /// The description of every operation, one part per resource module; `openapi::document`
@@ -105,6 +108,7 @@ fn described() -> Vec<utoipa::openapi::OpenApi> {
         register::Doc::openapi(),
         secrets::Doc::openapi(),
         monitors::Doc::openapi(),
+        imports::Doc::openapi(),
         webdav::Doc::openapi(),
         extensions::Doc::openapi(),
         extension_status::Doc::openapi(),
@@ -133,6 +137,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(register::router())
         .merge(secrets::router())
         .merge(monitors::router())
+        .merge(imports::router())
         .merge(openapi::instance::router());
     #[cfg(feature = "testing")]
     let json_api = json_api.merge(testing::router());

@@ -13,7 +13,9 @@ pub const JSON_UTF8: &str = "application/json; charset=utf-8";
 
 pub async fn json_only(request: Request, next: Next) -> Response {
     let headers = request.headers();
-    if has_body(headers) && !is_json(headers.get(header::CONTENT_TYPE)) {
+    // An import's body is its file (CSV or NDJSON); its handler checks which.
+    let file = super::imports::takes_import_body(request.uri().path());
+    if has_body(headers) && !file && !is_json(headers.get(header::CONTENT_TYPE)) {
         return ApiError::UnsupportedMediaType.into_response();
     }
     if !accepts_json(headers.get_all(header::ACCEPT).iter()) {
@@ -27,7 +29,8 @@ pub async fn json_only(request: Request, next: Next) -> Response {
 /// without a declared length are cut off by the body limit once they pass it.)
 pub async fn refuse_oversized(request: Request, next: Next) -> Response {
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > super::MAX_PAYLOAD_BYTES as u64) {
+    // An import's body has a limit of its own, which its handler keeps.
+    if declared.is_some_and(|n| n > super::MAX_PAYLOAD_BYTES as u64) && !super::imports::takes_import_body(request.uri().path()) {
         return ApiError::PayloadTooLarge.into_response();
     }
     next.run(request).await

@@ -190,6 +190,7 @@ impl Queue {
             execution_limit: settings.execution_limit,
             flows: workers.flows,
             api_calls: workers.api_calls.clone(),
+            clock: clock.clone(),
         };
         let threads = threads::background_runtime(settings.threads, settings.nice, settings.own_cores)?;
         let dispatcher_wake = wake.clone();

@@ -29,6 +29,8 @@ pub enum JobPayload {
     /// A scheduled run of a monitor (the job's extension): JSON that `crate::monitors` writes
     /// and reads.
     Monitor(String),
+    /// A stretch of a bulk import: JSON that `crate::imports` writes and reads.
+    Import(String),
     /// A kind this version of Herald does not know (written by a newer node sharing the
     /// database): claimed like any other, and failed with that reason.
     Unsupported(String),
@@ -40,6 +42,7 @@ impl JobPayload {
             JobPayload::Http(_) => "http",
             JobPayload::Flow(_) => "flow",
             JobPayload::Monitor(_) => "monitor",
+            JobPayload::Import(_) => "import",
             JobPayload::Unsupported(kind) => kind,
         }
     }
@@ -47,7 +50,7 @@ impl JobPayload {
     /// What a kind other than http keeps in the `payload` column.
     pub(super) fn json(&self) -> Option<&str> {
         match self {
-            JobPayload::Flow(json) | JobPayload::Monitor(json) => Some(json),
+            JobPayload::Flow(json) | JobPayload::Monitor(json) | JobPayload::Import(json) => Some(json),
             JobPayload::Http(_) | JobPayload::Unsupported(_) => None,
         }
     }
@@ -56,7 +59,7 @@ impl JobPayload {
     pub fn body_len(&self) -> usize {
         match self {
             JobPayload::Http(request) => request.body.len(),
-            JobPayload::Flow(json) | JobPayload::Monitor(json) => json.len(),
+            JobPayload::Flow(json) | JobPayload::Monitor(json) | JobPayload::Import(json) => json.len(),
             JobPayload::Unsupported(_) => 0,
         }
     }
@@ -173,7 +176,7 @@ impl ControlDb {
             // The request columns hold an http job's request (and are empty for other kinds).
             let (request, door) = match &job.payload {
                 JobPayload::Http(request) => (request, Some(request.door.as_str())),
-                JobPayload::Flow(_) | JobPayload::Monitor(_) | JobPayload::Unsupported(_) => (&no_request, None),
+                JobPayload::Flow(_) | JobPayload::Monitor(_) | JobPayload::Import(_) | JobPayload::Unsupported(_) => (&no_request, None),
             };
             let payload = job.payload.json();
             sqlx::query(&sql)
@@ -386,6 +389,7 @@ fn decode_claimed(r: &AnyRow) -> StoreResult<ClaimedJob> {
         }),
         "flow" => JobPayload::Flow(r.get::<Option<String>, _>(8).unwrap_or_default()),
         "monitor" => JobPayload::Monitor(r.get::<Option<String>, _>(8).unwrap_or_default()),
+        "import" => JobPayload::Import(r.get::<Option<String>, _>(8).unwrap_or_default()),
         other => JobPayload::Unsupported(other.to_string()),
     };
     Ok(ClaimedJob { id: r.get(0), customer_id: r.get(1), extension: r.get(2), payload })

@@ -11,6 +11,7 @@
 //! table schemas carry that instance's fields and types). `reference.rs` serves the interactive
 //! reference page on the platform's document at `/reference/`.
 
+mod bulk_schemas;
 #[cfg(test)]
 mod drift;
 pub(super) mod instance;
@@ -57,6 +58,7 @@ with its recipients' and tables' fields and types.",
     tags(
         (name = "Token", description = "Access tokens (OAuth2 client credentials)."),
         (name = "Recipients", description = "Recipients (Person Data) and what hangs off one: One-To-Many records, events, target groups, communications, promotions."),
+        (name = "Imports", description = "Bulk imports of recipients from CSV or NDJSON files, run as jobs: their state, counts, rejected rows, and cancelling."),
         (name = "Register", description = "Creating a recipient with an App Api credential."),
         (name = "Global Data", description = "Global Data items and Global Data Tables."),
         (name = "Discovery", description = "The instance's data model."),

@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde_json::Value as Json;
 use utoipa::ToSchema;
 
+pub use super::bulk_schemas::{Import, ImportStarted, RejectedRow};
+
 /// A client error: what is wrong, for a person to read.
 #[derive(Serialize, ToSchema)]
 pub struct Message {

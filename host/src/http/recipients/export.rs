@@ -6,9 +6,10 @@
 //! the format is CSV unless asked (the formats: `domain::export`). The export reads one snapshot: rows written while it runs are in it whole or not
 //! at all. It counts as one call against the daily cap.
 
-use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::extract::{RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
 use serde::Deserialize;
 
 use super::stream::{self, Encoding};
@@ -16,7 +17,7 @@ use crate::domain::export::{self, ExportFormat};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppPath, PublicCaller};
 use crate::http::openapi::schemas as s;
-use crate::http::{filter_condition, ApiContext};
+use crate::http::{filter_condition, ApiContext, MAX_PAYLOAD_BYTES};
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -37,16 +38,24 @@ pub(crate) struct ExportRequest {
         (status = 400, description = "An unknown field or format, or a body that is not the export's.", body = s::Message),
         (status = 422, description = "The filter names a field the instance does not have.", body = s::Message),
     ))]
-/// POST `/recipients/{method}`: `:export` (the only method of the collection so far).
+/// POST `/recipients/{method}`: `:export`, and `:import` (`http::imports`).
 pub(super) async fn method(
-    State(_ctx): State<ApiContext>,
+    State(ctx): State<ApiContext>,
     caller: PublicCaller,
     AppPath(method): AppPath<String>,
-    body: axum::body::Bytes,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: axum::body::Body,
 ) -> ApiResult<Response> {
-    if method != ":export" {
-        return Err(ApiError::Explained(StatusCode::METHOD_NOT_ALLOWED, "a recipient is read with GET, written with PUT".into()));
+    match method.as_str() {
+        ":export" => {}
+        ":import" => return crate::http::imports::receive(&ctx, &caller.tenant, query.as_deref(), &headers, body).await,
+        _ => return Err(ApiError::Explained(StatusCode::METHOD_NOT_ALLOWED, "a recipient is read with GET, written with PUT".into())),
     }
+    let body = match http_body_util::Limited::new(body, MAX_PAYLOAD_BYTES).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => return Err(ApiError::PayloadTooLarge),
+    };
     // An empty body exports everyone, every field, as CSV.
     let ExportRequest { filter, fields, format } = match body.iter().all(u8::is_ascii_whitespace) {
         true => ExportRequest::default(),

@@ -158,30 +158,11 @@ impl TenantDb {
             }
         }
         let values: Vec<Assignment> = values.into_iter().filter(|(i, _)| !(numbered && *i == id_index)).collect();
-        let mut names: Vec<String> = values.iter().map(|(i, _)| column(&model.def.person_data[*i].name)).collect();
+        let names: Vec<String> = values.iter().map(|(i, _)| column(&model.def.person_data[*i].name)).collect();
         let marks = vec!["?"; names.len()];
         let returning = returning(model);
         let sql = if numbered {
-            // The next number is read and taken by the INSERT itself: the largest Recipient Id
-            // (floored: ids stored before the range was enforced may be fractional) plus one, or
-            // no row when that would leave the exact range. MAX as a scalar subquery: SQLite reads
-            // it from the index's end only there (in a FROM subquery it scans the whole index).
-            let id = column(&id_field.name);
-            let next = match self.db.dialect {
-                Dialect::Sqlite => "CAST(m AS INTEGER) + 1",
-                Dialect::Postgres => "FLOOR(m) + 1",
-            };
-            names.push(id.clone());
-            let taken = format!("CASE WHEN m IS NULL OR m < 1 THEN 1 ELSE {next} END");
-            let mut selected = marks.clone();
-            selected.push(&taken);
-            format!(
-                "INSERT INTO recipients ({}) SELECT {} FROM (SELECT (SELECT MAX({id}) FROM recipients) AS m) AS largest \
-                 WHERE m IS NULL OR m < {} RETURNING {returning}",
-                names.join(", "),
-                selected.join(", "),
-                MAX_EXACT_NUMBER as i64
-            )
+            numbered_insert(self.db.dialect, &names, &id_field.name, &returning)
         } else if names.is_empty() {
             format!("INSERT INTO recipients DEFAULT VALUES RETURNING {returning}")
         } else {
@@ -342,6 +323,30 @@ async fn unique_conflict(turn: &mut Turn, e: sqlx::Error, probes: &[UniqueProbe]
         }
     }
     StoreError::Conflict("a unique Person Data value is already taken".into())
+}
+
+/// An INSERT of `names` (bound in order) that numbers the recipient: the next number is read and
+/// taken by the INSERT itself, the largest Recipient Id `id_name` (floored: ids stored before the
+/// range was enforced may be fractional) plus one, or no row when that would leave the exact
+/// range. MAX as a scalar subquery: SQLite reads it from the index's end only there (in a FROM
+/// subquery it scans the whole index).
+pub(super) fn numbered_insert(dialect: Dialect, names: &[String], id_name: &str, returning: &str) -> String {
+    let id = column(id_name);
+    let next = match dialect {
+        Dialect::Sqlite => "CAST(m AS INTEGER) + 1",
+        Dialect::Postgres => "FLOOR(m) + 1",
+    };
+    let mut selected = vec!["?".to_string(); names.len()];
+    selected.push(format!("CASE WHEN m IS NULL OR m < 1 THEN 1 ELSE {next} END"));
+    let mut names = names.to_vec();
+    names.push(id.clone());
+    format!(
+        "INSERT INTO recipients ({}) SELECT {} FROM (SELECT (SELECT MAX({id}) FROM recipients) AS m) AS largest \
+         WHERE m IS NULL OR m < {} RETURNING {returning}",
+        names.join(", "),
+        selected.join(", "),
+        MAX_EXACT_NUMBER as i64
+    )
 }
 
 /// Every Person Data field but a BOOLEAN is indexed (range filters, unique values): its text

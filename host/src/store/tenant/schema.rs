@@ -90,6 +90,16 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
      DROP TABLE _shared_files;
      CREATE TABLE _media_state (id INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
      INSERT INTO _media_state (id, generation) VALUES (1, 1);",
+    // version 13: bulk imports (`imports.rs`): each import, its body in pieces, its rejected rows
+    "CREATE TABLE _imports (
+         id TEXT PRIMARY KEY, target TEXT NOT NULL, format TEXT NOT NULL, key_field TEXT NOT NULL, triggers TEXT NOT NULL,
+         state TEXT NOT NULL, size INTEGER NOT NULL, columns TEXT NOT NULL, created_at INTEGER NOT NULL,
+         started_at INTEGER, finished_at INTEGER, next_offset INTEGER NOT NULL, next_row INTEGER NOT NULL,
+         rows_read INTEGER NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL, rejected INTEGER NOT NULL, message TEXT);
+     CREATE INDEX _imports_by_creation ON _imports(created_at);
+     CREATE TABLE _import_chunks (import_id TEXT NOT NULL, seq INTEGER NOT NULL, content BLOB NOT NULL, PRIMARY KEY (import_id, seq));
+     CREATE TABLE _import_errors (
+         import_id TEXT NOT NULL, row_number INTEGER NOT NULL, field TEXT, message TEXT NOT NULL, PRIMARY KEY (import_id, row_number));",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -155,6 +165,17 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
      DROP TABLE _shared_files;
      CREATE TABLE _media_state (id BIGINT PRIMARY KEY, generation BIGINT NOT NULL);
      INSERT INTO _media_state (id, generation) VALUES (1, 1);",
+    "CREATE TABLE _imports (
+         id TEXT COLLATE \"C\" PRIMARY KEY, target TEXT NOT NULL, format TEXT NOT NULL, key_field TEXT NOT NULL, triggers TEXT NOT NULL,
+         state TEXT COLLATE \"C\" NOT NULL, size BIGINT NOT NULL, columns TEXT NOT NULL, created_at BIGINT NOT NULL,
+         started_at BIGINT, finished_at BIGINT, next_offset BIGINT NOT NULL, next_row BIGINT NOT NULL,
+         rows_read BIGINT NOT NULL, created BIGINT NOT NULL, updated BIGINT NOT NULL, rejected BIGINT NOT NULL, message TEXT);
+     CREATE INDEX _imports_by_creation ON _imports(created_at);
+     CREATE TABLE _import_chunks (import_id TEXT COLLATE \"C\" NOT NULL, seq BIGINT NOT NULL, content BYTEA NOT NULL,
+         PRIMARY KEY (import_id, seq));
+     CREATE TABLE _import_errors (
+         import_id TEXT COLLATE \"C\" NOT NULL, row_number BIGINT NOT NULL, field TEXT, message TEXT NOT NULL,
+         PRIMARY KEY (import_id, row_number));",
 ];
 
 /// The column that keeps insertion order where no other column does.

@@ -130,6 +130,29 @@ async fn the_operators_export_writes_what_the_api_exports() {
     assert_eq!(everyone.lines().count(), 25);
 }
 
+/// `herald import`: the same import as the API's, run by the operator's process.
+#[tokio::test]
+async fn the_operators_import_writes_a_file_as_the_api_would() {
+    let s = TestServer::start().await;
+    let api = s.demo().await;
+    api.create_recipient(json!({"USER_ID": 3, "EMAIL": "old@cli.test", "AGE": 50})).await;
+    let file = s.data_dir.join("people.csv");
+    std::fs::write(&file, "EMAIL,FIRST_NAME,AGE\nold@cli.test,Olga,51\nnew@cli.test,Nina,22\nbad@cli.test,Bo,many\n").unwrap();
+    let out = s.herald(&["import", "--instance", "demo", "--key", "EMAIL", file.to_str().unwrap()]).await;
+    assert!(out.contains("completed: 3 rows read, 1 created, 1 updated, 1 rejected"), "{out}");
+    assert!(out.contains("row 4: Person Data field AGE expects a NUMBER, got 'many'"), "{out}");
+    let olga = api.get("/recipients/3").await.json();
+    assert_eq!((olga["personData"]["FIRST_NAME"].as_str(), olga["personData"]["AGE"].as_i64()), (Some("Olga"), Some(51)));
+    let nina = api.get("/recipients/EMAIL=new%2540cli.test").await;
+    assert_eq!(nina.expect(200).json()["personData"]["USER_ID"], 4);
+    // The API lists it; resuming it finds nothing left to do.
+    let listed = api.get("/imports").await.json();
+    assert_eq!((listed[0]["state"].as_str(), listed[0]["created"].as_i64()), (Some("completed"), Some(1)), "{listed}");
+    let id = listed[0]["importId"].as_str().unwrap();
+    let again = s.herald(&["import", "--instance", "demo", "--resume", id]).await;
+    assert!(again.contains(&format!("import {id} completed: 3 rows read")), "{again}");
+}
+
 async fn import(api: &Api, query: &str, content_type: &str, body: impl Into<herald_tests::reqwest::Body>) -> Answer {
     let request = api.request(Method::POST, &format!("/recipients/:import{query}")).header(header::CONTENT_TYPE, content_type);
     answer(request.body(body).send().await.unwrap()).await

@@ -1,5 +1,5 @@
 //! `herald import`: a CSV or NDJSON file into an instance's recipients, straight into the store,
-//! with a progress bar on standard error. The same import as `POST /recipients/:import`
+//! with a progress bar on standard error and its outcome on standard output. The same import as `POST /recipients/:import`
 //! (`crate::imports`): the file is stored first, then written in batches from where the import
 //! stands, so an interrupted run goes on with `--resume <importId>`. Creations start no flows
 //! here (no queue runs in this process): import through the API for `triggers=created`.
@@ -54,7 +54,7 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let done = tenant.db.import(&id).await?.context("the import is gone")?;
     let c = done.counts;
-    eprintln!(
+    println!(
         "{}: import {id} {}: {} rows read, {} created, {} updated, {} rejected",
         args.instance,
         done.state.name(),
@@ -64,7 +64,7 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
         c.rejected
     );
     for rejected in tenant.db.import_errors(&id, 0, SHOWN_ERRORS).await? {
-        eprintln!("  row {}: {}", rejected.row, rejected.message);
+        println!("  row {}: {}", rejected.row, rejected.message);
     }
     match done.state {
         ImportState::Completed => Ok(()),

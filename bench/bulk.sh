@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Bulk transfer benchmark (issue 38): imports a CSV of N recipients (8 Person Data fields, default
+# 1,000,000) into an empty instance through `POST /recipients/:import`, imports the same file again
+# (every row an update), exports everyone as CSV, and prints a Markdown table: each one's time, the
+# server's memory above idle during it (the largest of samples taken every half second), and the
+# p99 of GET one recipient at 50 requests a second during the second import against idle.
+#
+#   bench/bulk.sh                               # release build, SQLite, 1,000,000 rows
+#   N=100000 bench/bulk.sh
+#   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bench/bulk.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-1000000}
+PROFILE=${PROFILE:-release}
+PORT=${PORT:-18997}
+
+source bench/lib.sh
+
+AUTH="Authorization: Bearer $TOKEN"
+FILE="$DIR/people.csv"
+awk -v n="$N" 'BEGIN {
+  print "USER_ID,EMAIL,MOBILE,FIRST_NAME,LAST_NAME,CITY,AGE,OPTIN"
+  split("Paris,Lyon,Nice,Lille,Nantes,Bordeaux", cities, ",")
+  for (i = 1; i <= n; i++)
+    printf "%d,person%d@bulk.test,+3360%07d,First %d,\"Last, %d\",%s,%d,%s\n", i, i, i, i, i, cities[i % 6 + 1], 18 + i % 60, (i % 2 ? "true" : "false")
+}' >"$FILE"
+SIZE_MB=$(( $(stat -c %s "$FILE") / 1024 / 1024 ))
+
+IDLE_KIB=$(rss_kib)
+PEAK_KIB=0
+sample() { status_kib VmRSS; [ "$STATUS_KIB" -gt "$PEAK_KIB" ] && PEAK_KIB=$STATUS_KIB; return 0; }
+
+# Imports the file; sets IMPORT_S (from the upload's start to the import's end), COUNTS and PEAK_KIB.
+import_file() {
+  local started id state body
+  PEAK_KIB=0
+  started=$(date +%s.%N)
+  id=$(curl -s -X POST "$B/recipients/:import" -H "$AUTH" -H 'Content-Type: text/csv; charset=utf-8' \
+    --data-binary @"$FILE" | sed -nE 's/.*"importId":"([^"]+)".*/\1/p')
+  [ -n "$id" ] || { echo "the import was refused" >&2; exit 1; }
+  while :; do
+    sample
+    body=$(curl -s "$B/imports/$id" -H "$AUTH")
+    state=$(echo "$body" | sed -nE 's/.*"state":"([a-z]+)".*/\1/p')
+    case "$state" in completed|failed|cancelled) break ;; esac
+    sleep 0.5
+  done
+  [ "$state" = completed ] || { echo "the import ended $state: $body" >&2; exit 1; }
+  COUNTS=$(echo "$body" | sed -nE 's/.*"created":([0-9]+),"updated":([0-9]+),"rejected":([0-9]+).*/\1 created, \2 updated, \3 rejected/p')
+  IMPORT_S=$(echo "$(date +%s.%N) - $started" | bc)
+}
+
+import_file; FIRST_S=$IMPORT_S; FIRST_COUNTS=$COUNTS; FIRST_MIB=$(( (PEAK_KIB - IDLE_KIB) / 1024 ))
+
+# The second import, with a client reading one recipient at a steady 50/s over its first
+# $PACED_S seconds (shorter than the import, at a million rows).
+PACED_S=${PACED_S:-15}
+python3 bench/paced_latency.py "$B/recipients/1" "$TOKEN" "$PACED_S" 50 >"$DIR/during" 2>/dev/null &
+PACED=$!
+import_file; SECOND_S=$IMPORT_S; SECOND_COUNTS=$COUNTS; SECOND_MIB=$(( (PEAK_KIB - IDLE_KIB) / 1024 ))
+wait $PACED
+DURING_P99=$(awk '{print $1}' "$DIR/during")
+IDLE_P99=$(python3 bench/paced_latency.py "$B/recipients/1" "$TOKEN" 10 50 2>/dev/null | awk '{print $1}')
+
+PEAK_KIB=0
+EXPORT_START=$(date +%s.%N)
+curl -s -X POST "$B/recipients/:export" -H "$AUTH" -H 'Content-Type: application/json' -d '{}' -o "$DIR/out.csv" &
+CURL=$!
+while kill -0 $CURL 2>/dev/null; do sample; sleep 0.5; done
+EXPORT_S=$(echo "$(date +%s.%N) - $EXPORT_START" | bc)
+EXPORT_ROWS=$(( $(wc -l <"$DIR/out.csv") - 1 ))
+EXPORT_MIB=$(( (PEAK_KIB - IDLE_KIB) / 1024 ))
+
+BACKEND=SQLite; [ -n "${DATABASE_URL:-}" ] && BACKEND=PostgreSQL
+echo
+echo "Bulk transfer, $BACKEND, $N recipients ($SIZE_MB MiB of CSV), $PROFILE build, $(nproc) cores"
+echo
+echo "| measure | time | rows/s | memory above idle | notes |"
+echo "|---|---|---|---|---|"
+printf "| import %d new recipients (CSV, 8 fields) | %.1f s | %.0f | %d MiB | %s |\n" "$N" "$FIRST_S" "$(echo "$N / $FIRST_S" | bc -l)" "$FIRST_MIB" "$FIRST_COUNTS"
+printf "| the same file again (all updates) | %.1f s | %.0f | %d MiB | %s |\n" "$SECOND_S" "$(echo "$N / $SECOND_S" | bc -l)" "$SECOND_MIB" "$SECOND_COUNTS"
+printf "| export %d recipients as CSV | %.1f s | %.0f | %d MiB | %d rows written |\n" "$N" "$EXPORT_S" "$(echo "$N / $EXPORT_S" | bc -l)" "$EXPORT_MIB" "$EXPORT_ROWS"
+printf "| GET one recipient p99, during the second import / idle | %s ms / %s ms | | | 50 requests/s |\n" "$DURING_P99" "$IDLE_P99"

@@ -16,7 +16,7 @@ use crate::cli::ImportArgs;
 use crate::connections::InFlight;
 use crate::imports::receive::{receive, Refused};
 use crate::imports::{run_import, Format, ImportPlan, ImportWork, Stretch};
-use crate::store::tenant::{ImportState, NewImport};
+use crate::store::tenant::ImportState;
 
 /// Bytes read from the file at a time.
 const READ_BYTES: usize = 256 * 1024;
@@ -96,14 +96,7 @@ async fn store_file(tenant: &crate::tenants::Tenant, args: &ImportArgs) -> anyho
             Err(e) => Some((Err(e), file)),
         }
     });
-    let new = NewImport {
-        id: crate::queue::Queue::new_id(),
-        target: "recipients".into(),
-        format: format.name().into(),
-        key_field: tenant.model.def.person_data[plan.key_field].name.clone(),
-        triggers: "none".into(),
-        created_at: crate::store::now_millis(),
-    };
+    let new = plan.new_import(&tenant.model, crate::queue::Queue::new_id());
     eprintln!("storing {} as import {}", path.display(), new.id);
     receive(tenant, &new, &plan, Box::pin(chunks), u64::MAX).await.map_err(|refused| match refused {
         Refused::Empty => anyhow::anyhow!("{} is empty", path.display()),

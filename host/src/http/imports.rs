@@ -23,7 +23,7 @@ use crate::imports::receive::{receive as store_body, Refused};
 use crate::imports::{Format, ImportPlan, UNFINISHED_AT_MOST};
 use crate::queue::Enqueued;
 use crate::store::jobs::JobPayload;
-use crate::store::tenant::{ImportRecord, ImportState, NewImport};
+use crate::store::tenant::{ImportRecord, ImportState};
 use crate::tenants::Tenant;
 
 #[derive(utoipa::OpenApi)]
@@ -127,14 +127,7 @@ pub(super) async fn receive(
         r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(60));
         return Ok(r);
     }
-    let new = NewImport {
-        id: crate::queue::Queue::new_id(),
-        target: "recipients".into(),
-        format: format.name().into(),
-        key_field: tenant.model.def.person_data[plan.key_field].name.clone(),
-        triggers: if plan.trigger_created { "created" } else { "none" }.into(),
-        created_at: crate::store::now_millis(),
-    };
+    let new = plan.new_import(&tenant.model, crate::queue::Queue::new_id());
     store_body(tenant, &new, &plan, body.into_data_stream(), ctx.import_max_bytes).await.map_err(|refused| match refused {
         Refused::Empty => ApiError::bad("the body is empty: send the file itself as the body"),
         Refused::TooLarge(limit) => too_large(limit),

@@ -14,8 +14,7 @@ pub const JSON_UTF8: &str = "application/json; charset=utf-8";
 pub async fn json_only(request: Request, next: Next) -> Response {
     let headers = request.headers();
     // An import's body is its file (CSV or NDJSON); its handler checks which.
-    let file = super::imports::takes_import_body(request.uri().path());
-    if has_body(headers) && !file && !is_json(headers.get(header::CONTENT_TYPE)) {
+    if has_body(headers) && !is_json(headers.get(header::CONTENT_TYPE)) && !super::imports::takes_import_body(request.uri().path()) {
         return ApiError::UnsupportedMediaType.into_response();
     }
     if !accepts_json(headers.get_all(header::ACCEPT).iter()) {

@@ -27,7 +27,7 @@ use reader::{Cursor, ReadError, Record};
 use crate::connections::InFlight;
 use crate::domain::triggers::{Happening, Lineage, Triggers};
 use crate::model::Model;
-use crate::store::tenant::{BatchOutcome, ImportBatch, ImportRecord, ImportStart, ImportState};
+use crate::store::tenant::{BatchOutcome, ImportBatch, ImportRecord, ImportStart, ImportState, NewImport};
 use crate::tenants::{Activation, Tenant, Tenants};
 
 /// Rows written in one transaction.
@@ -107,6 +107,18 @@ impl ImportPlan {
         Ok(ImportPlan { format, key_field, trigger_created })
     }
 
+    /// The record of a new import of `model`'s recipients with this plan, created now.
+    pub fn new_import(&self, model: &Model, id: String) -> NewImport {
+        NewImport {
+            id,
+            target: "recipients".into(),
+            format: self.format.name().into(),
+            key_field: model.def.person_data[self.key_field].name.clone(),
+            triggers: if self.trigger_created { "created" } else { "none" }.into(),
+            created_at: crate::store::now_millis(),
+        }
+    }
+
     /// The plan a stored import was given; an error when the model has changed under it.
     fn of(model: &Model, record: &ImportRecord) -> Result<ImportPlan, String> {
         let format = Format::parse(&record.format).ok_or_else(|| format!("unknown stored format '{}'", record.format))?;
@@ -160,10 +172,6 @@ pub async fn run_stretch(work: &ImportWork<'_>, tenants: &Tenants, customer_id: 
 
 /// Runs one stretch of import `id` of `tenant` (the operator's `herald import` calls it in a loop).
 pub async fn run_import(work: &ImportWork<'_>, tenant: &Arc<Tenant>, id: &str) -> crate::store::StoreResult<Stretch> {
-    stretch(work, tenant, id).await
-}
-
-async fn stretch(work: &ImportWork<'_>, tenant: &Arc<Tenant>, id: &str) -> crate::store::StoreResult<Stretch> {
     let started = Instant::now();
     let db = &tenant.db;
     match db.start_import(id, crate::store::now_millis(), RUNNING_AT_ONCE).await? {

@@ -9,7 +9,7 @@ use futures_util::{Stream, StreamExt};
 
 use super::rows;
 use super::{Format, ImportPlan};
-use crate::store::tenant::{NewImport, TenantDb, IMPORT_CHUNK_BYTES};
+use crate::store::tenant::{NewImport, IMPORT_CHUNK_BYTES};
 use crate::store::StoreError;
 use crate::tenants::Tenant;
 
@@ -84,17 +84,13 @@ where
         }
         while pending.len() >= IMPORT_CHUNK_BYTES || (ended && !pending.is_empty()) {
             let piece: Vec<u8> = pending.drain(..pending.len().min(IMPORT_CHUNK_BYTES)).collect();
-            put(&tenant.db, id, seq, &piece).await?;
+            tenant.db.put_import_chunk(id, seq, &piece).await?;
             seq += 1;
         }
         if ended {
             return Ok((size, head.expect("read before the first piece was stored")));
         }
     }
-}
-
-async fn put(db: &TenantDb, id: &str, seq: i64, piece: &[u8]) -> Result<(), Refused> {
-    Ok(db.put_import_chunk(id, seq, piece).await?)
 }
 
 /// Checks the body's first piece (`whole`: it is the whole body).

@@ -8,26 +8,25 @@
 //! Recipient Id left out gets the next free number, as `POST /recipients` does). A later row
 //! with the same key updates what an earlier one wrote: the last row wins.
 //!
-//! A batch first runs without a savepoint per row. A statement that fails (a unique value taken
-//! by another recipient) undoes the batch, which then runs again with a savepoint around every
-//! row, so the failing rows are rejected and the others kept: the common batch pays nothing
-//! for the rare one (PostgreSQL slows every session down while a transaction holds more than
-//! 64 subtransactions).
+//! A row that would leave its recipient as it is writes nothing (it counts as updated).
+//!
+//! A batch first runs without a savepoint per row, its rows gathered into multi-row statements
+//! (`import_writes`). A statement that fails (a unique value taken by another recipient) undoes
+//! the batch, which then runs again one row at a time with a savepoint around every row, so the
+//! failing rows are rejected and the others kept: the common batch pays nothing for the rare one
+//! (PostgreSQL slows every session down while a transaction holds more than 64 subtransactions).
 
 use std::collections::HashMap;
 
-use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::codec::{bind, bind_typed, decode};
+use super::codec::{bind_typed, decode};
+use super::import_writes::{Known, Numbering, PendingWrites, Sent, Write};
 use super::imports::{ImportCounts, MAX_RECORDED_ERRORS};
-use super::recipients::numbered_insert;
 use super::TenantDb;
 use crate::model::{column, FieldType, Model, Value};
-use crate::rsql::Dialect;
 use crate::store::group::Turn;
 use crate::store::{StoreError, StoreResult};
-use crate::values::value::MAX_EXACT_NUMBER;
 
 /// A field index into the model's Person Data and its value.
 pub type Assignment = (usize, Value);
@@ -160,87 +159,141 @@ impl TenantDb {
         let fields = &model.def.person_data;
         let id_index = model.def.recipient_id_index();
         let mut known = self.known_keys(turn, model, batch).await?;
-        let mut numbering_locked = false;
-        let mut outcomes = Vec::with_capacity(batch.rows.len());
-        for row in &batch.rows {
+        let mut numbering = Numbering::default();
+        let mut pending = PendingWrites::default();
+        // `None` for a row waiting in `pending`.
+        let mut outcomes: Vec<Option<RowOutcome>> = Vec::with_capacity(batch.rows.len());
+        for (slot, row) in batch.rows.iter().enumerate() {
             let values = match &row.values {
                 Ok(values) => values,
                 Err(refusal) => {
-                    outcomes.push(RowOutcome::Rejected(refusal.clone()));
+                    outcomes.push(Some(RowOutcome::Rejected(refusal.clone())));
                     continue;
                 }
             };
             if let Some((i, e)) = values.iter().find_map(|(i, v)| v.check_indexed().err().map(|e| (i, e))) {
                 let name = &fields[*i].name;
-                outcomes.push(RowOutcome::Rejected(Refusal::of(Some(name), format!("Person Data field {name} {e}"))));
+                outcomes.push(Some(RowOutcome::Rejected(Refusal::of(Some(name), format!("Person Data field {name} {e}")))));
                 continue;
             }
             let key = values.iter().find(|(i, v)| *i == batch.key_field && !v.is_null()).map(|(_, v)| v.to_text(&model.formats));
+            if key.as_ref().is_some_and(|k| pending.holds_key(k)) {
+                // An earlier row of the batch creates this row's recipient.
+                let sent = self.send(turn, model, &mut pending).await?;
+                remember(&mut known, &mut outcomes, sent);
+            }
             let given_id = values.iter().find(|(i, v)| *i == id_index && !v.is_null()).map(|(_, v)| v);
-            let existing = key.as_ref().and_then(|k| known.get(k)).cloned();
-            if let (Some((_, stored_id)), Some(given)) = (&existing, given_id) {
-                if given != stored_id {
-                    let name = &fields[id_index].name;
-                    let message = format!("the Recipient Id ({name}) of an existing recipient cannot be changed");
-                    outcomes.push(RowOutcome::Rejected(Refusal::of(Some(name), message)));
-                    continue;
-                }
-            }
-            // The Recipient Id is not set by an update, nor when a row leaves it empty.
-            let writes: Vec<&Assignment> = values.iter().filter(|(i, v)| *i != id_index || (existing.is_none() && !v.is_null())).collect();
-            if existing.is_none() && given_id.is_none() {
-                if fields[id_index].ty != FieldType::Number {
-                    let name = &fields[id_index].name;
-                    outcomes.push(RowOutcome::Rejected(Refusal::of(Some(name), format!("the Recipient Id field {name} is required"))));
-                    continue;
-                }
-                if self.db.dialect == Dialect::Postgres && !numbering_locked {
-                    // As `create_recipient`: other nodes' writers must not take the same numbers.
-                    sqlx::query("LOCK TABLE recipients IN SHARE ROW EXCLUSIVE MODE").execute(&mut **turn).await?;
-                    numbering_locked = true;
-                }
-            }
-            if careful {
-                sqlx::query("SAVEPOINT herald_row").execute(&mut **turn).await?;
-            }
-            let written = match &existing {
-                Some((own, _)) => self.update_row(turn, model, *own, &writes).await.map(|()| RowOutcome::Updated),
-                None => self.insert_row(turn, model, &writes, given_id.is_none()).await.map(|(own, id)| {
-                    let key = if batch.key_field == id_index { Some(id.to_text(&model.formats)) } else { key.clone() };
-                    if let Some(key) = key {
-                        known.insert(key, (own, id));
+            // An update the fast path gathers (after the borrow of `known` below ends).
+            let mut update = None;
+            let outcome = match key.as_ref().and_then(|k| known.get_mut(k)) {
+                Some(existing) => {
+                    if given_id.is_some_and(|given| *given != existing.id) {
+                        let name = &fields[id_index].name;
+                        let message = format!("the Recipient Id ({name}) of an existing recipient cannot be changed");
+                        outcomes.push(Some(RowOutcome::Rejected(Refusal::of(Some(name), message))));
+                        continue;
                     }
-                    RowOutcome::Created(own)
-                }),
+                    // Only what changes is written; the Recipient Id never is.
+                    let write = sorted(values.iter().filter(|(i, v)| *i != id_index && existing.values[*i] != *v).cloned());
+                    let own = existing.own;
+                    if write.columns.is_empty() {
+                        Some(RowOutcome::Updated)
+                    } else if careful {
+                        match self.write_carefully(turn, model, Some(own), &write).await? {
+                            Ok(_) => {
+                                existing.values_from(&write);
+                                Some(RowOutcome::Updated)
+                            }
+                            Err(refusal) => Some(RowOutcome::Rejected(refusal)),
+                        }
+                    } else {
+                        existing.values_from(&write);
+                        update = Some((own, write));
+                        Some(RowOutcome::Updated)
+                    }
+                }
+                None => {
+                    let id = match given_id {
+                        Some(id) => id.clone(),
+                        None if fields[id_index].ty != FieldType::Number => {
+                            let name = &fields[id_index].name;
+                            let message = format!("the Recipient Id field {name} is required");
+                            outcomes.push(Some(RowOutcome::Rejected(Refusal::of(Some(name), message))));
+                            continue;
+                        }
+                        None => match numbering.peek(self, turn, model).await? {
+                            Ok(number) => Value::Number(number),
+                            Err(message) => {
+                                outcomes.push(Some(RowOutcome::Rejected(Refusal::of(Some(&fields[id_index].name), message))));
+                                continue;
+                            }
+                        },
+                    };
+                    let mut write = sorted(values.iter().filter(|(i, _)| *i != id_index).cloned());
+                    write.set(id_index, id.clone());
+                    let key = if batch.key_field == id_index { Some(id.to_text(&model.formats)) } else { key };
+                    if careful {
+                        match self.write_carefully(turn, model, None, &write).await? {
+                            Ok(own) => {
+                                if given_id.is_none() {
+                                    numbering.take();
+                                }
+                                numbering.given(&id);
+                                let known_row = Known::inserted(model, own, id, &write);
+                                if let Some(key) = key {
+                                    known.insert(key, known_row);
+                                }
+                                Some(RowOutcome::Created(own))
+                            }
+                            Err(refusal) => Some(RowOutcome::Rejected(refusal)),
+                        }
+                    } else {
+                        if given_id.is_none() {
+                            numbering.take();
+                        }
+                        numbering.given(&id);
+                        if !pending.takes_insert(&write) {
+                            let sent = self.send(turn, model, &mut pending).await?;
+                            remember(&mut known, &mut outcomes, sent);
+                        }
+                        pending.push_insert(slot, key, id, write);
+                        None
+                    }
+                }
             };
-            match written {
-                Ok(outcome) => {
-                    if careful {
-                        sqlx::query("RELEASE SAVEPOINT herald_row").execute(&mut **turn).await?;
-                    }
-                    outcomes.push(outcome);
+            if let Some((own, write)) = update {
+                if !pending.takes_update(own, &write) {
+                    let sent = self.send(turn, model, &mut pending).await?;
+                    remember(&mut known, &mut outcomes, sent);
                 }
-                Err(StoreError::Conflict(message)) => {
-                    // No Recipient Id left to number with: nothing was written.
-                    if careful {
-                        sqlx::query("RELEASE SAVEPOINT herald_row").execute(&mut **turn).await?;
-                    }
-                    outcomes.push(RowOutcome::Rejected(Refusal::of(Some(&fields[id_index].name), message)));
-                }
-                Err(e) if careful && statement_failed(&e) => {
-                    sqlx::query("ROLLBACK TO SAVEPOINT herald_row").execute(&mut **turn).await?;
-                    sqlx::query("RELEASE SAVEPOINT herald_row").execute(&mut **turn).await?;
-                    let own = existing.as_ref().map(|(own, _)| *own);
-                    outcomes.push(RowOutcome::Rejected(self.why_refused(turn, model, &writes, own, e).await?));
-                }
-                Err(e) => return Err(e),
+                pending.push_update(slot, own, write);
             }
+            outcomes.push(outcome);
         }
-        Ok(outcomes)
+        let sent = self.send(turn, model, &mut pending).await?;
+        remember(&mut known, &mut outcomes, sent);
+        Ok(outcomes.into_iter().map(|o| o.expect("every row has an outcome once the last group is sent")).collect())
     }
 
-    /// The recipients the batch's keys name: key (as text) to (internal key, Recipient Id).
-    async fn known_keys(&self, turn: &mut Turn, model: &Model, batch: &ImportBatch<'_>) -> StoreResult<HashMap<String, (i64, Value)>> {
+    /// Writes one row in a savepoint of its own: its internal key, or why it was refused.
+    async fn write_carefully(&self, turn: &mut Turn, model: &Model, own: Option<i64>, write: &Write) -> StoreResult<Result<i64, Refusal>> {
+        sqlx::query("SAVEPOINT herald_row").execute(&mut **turn).await?;
+        match self.write_one(turn, model, own, write).await {
+            Ok(own) => {
+                sqlx::query("RELEASE SAVEPOINT herald_row").execute(&mut **turn).await?;
+                Ok(Ok(own))
+            }
+            Err(e) if statement_failed(&e) => {
+                sqlx::query("ROLLBACK TO SAVEPOINT herald_row").execute(&mut **turn).await?;
+                sqlx::query("RELEASE SAVEPOINT herald_row").execute(&mut **turn).await?;
+                Ok(Err(self.why_refused(turn, model, write, own, e).await?))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The recipients the batch's keys name, by key (as text).
+    async fn known_keys(&self, turn: &mut Turn, model: &Model, batch: &ImportBatch<'_>) -> StoreResult<HashMap<String, Known>> {
         let fields = &model.def.person_data;
         let id_index = model.def.recipient_id_index();
         let keys: Vec<&Value> = batch
@@ -251,90 +304,40 @@ impl TenantDb {
             .collect();
         let mut known = HashMap::with_capacity(keys.len());
         let key = &fields[batch.key_field];
+        let names: Vec<String> = fields.iter().map(|f| column(&f.name)).collect();
         for chunk in keys.chunks(500) {
             let marks = vec!["?"; chunk.len()].join(", ");
-            let sql = self.db.sql_string(format!(
-                "SELECT _id, {}, {} FROM recipients WHERE {} IN ({marks})",
-                column(&fields[id_index].name),
-                column(&key.name),
-                column(&key.name)
-            ));
+            let sql =
+                self.db.sql_string(format!("SELECT _id, {} FROM recipients WHERE {} IN ({marks})", names.join(", "), column(&key.name)));
             let mut query = sqlx::query(&sql);
             for v in chunk {
                 query = bind_typed(query, v, key.ty);
             }
             for row in query.fetch_all(&mut **turn).await? {
-                let id = decode(&row, 1, fields[id_index].ty)?;
-                let value = decode(&row, 2, key.ty)?;
-                known.insert(value.to_text(&model.formats), (row.try_get::<i64, _>(0)?, id));
+                let values = fields.iter().enumerate().map(|(i, f)| decode(&row, i + 1, f.ty)).collect::<Result<Vec<_>, _>>()?;
+                let own = row.try_get::<i64, _>(0)?;
+                known.insert(values[batch.key_field].to_text(&model.formats), Known { own, id: values[id_index].clone(), values });
             }
         }
         Ok(known)
     }
+}
 
-    async fn update_row(&self, turn: &mut Turn, model: &Model, own: i64, writes: &[&Assignment]) -> StoreResult<()> {
-        if writes.is_empty() {
-            return Ok(());
-        }
-        let fields = &model.def.person_data;
-        let sets: Vec<String> = writes.iter().map(|(i, _)| format!("{} = ?", column(&fields[*i].name))).collect();
-        let sql = self.db.sql_string(format!("UPDATE recipients SET {} WHERE _id = ?", sets.join(", ")));
-        let mut query = sqlx::query(&sql);
-        for (i, v) in writes {
-            query = bind_typed(query, v, fields[*i].ty);
-        }
-        query.bind(own).execute(&mut **turn).await?;
-        Ok(())
-    }
+/// A write of `assignments`, sorted by field (so that rows setting the same fields share a
+/// statement).
+fn sorted(assignments: impl Iterator<Item = Assignment>) -> Write {
+    let mut assignments: Vec<Assignment> = assignments.collect();
+    assignments.sort_by_key(|(i, _)| *i);
+    let (columns, values) = assignments.into_iter().unzip();
+    Write { columns, values }
+}
 
-    /// Inserts a recipient (numbered when `numbered`); its internal key and Recipient Id.
-    async fn insert_row(&self, turn: &mut Turn, model: &Model, writes: &[&Assignment], numbered: bool) -> StoreResult<(i64, Value)> {
-        let fields = &model.def.person_data;
-        let id_field = model.def.recipient_id_field();
-        let names: Vec<String> = writes.iter().map(|(i, _)| column(&fields[*i].name)).collect();
-        let returning = format!("_id, {}", column(&id_field.name));
-        let sql = if numbered {
-            numbered_insert(self.db.dialect, &names, &id_field.name, &returning)
-        } else {
-            format!("INSERT INTO recipients ({}) VALUES ({}) RETURNING {returning}", names.join(", "), vec!["?"; names.len()].join(", "))
-        };
-        let sql = self.db.sql_string(sql);
-        let mut query = sqlx::query(&sql);
-        for (i, v) in writes {
-            query = bind_typed(query, v, fields[*i].ty);
+/// Notes what a sent insert group created: each row's outcome, and its recipient by key.
+fn remember(known: &mut HashMap<String, Known>, outcomes: &mut [Option<RowOutcome>], sent: Sent) {
+    for (slot, key, row) in sent {
+        outcomes[slot] = Some(RowOutcome::Created(row.own));
+        if let Some(key) = key {
+            known.insert(key, row);
         }
-        let row: Option<AnyRow> = query.fetch_optional(&mut **turn).await?;
-        let row = row.ok_or_else(|| {
-            StoreError::Conflict(format!(
-                "no Recipient Id is free above the largest one ({}): give {} explicitly",
-                MAX_EXACT_NUMBER as i64, id_field.name
-            ))
-        })?;
-        Ok((row.try_get(0)?, decode(&row, 1, id_field.ty)?))
-    }
-
-    /// Why a row's statement failed, in the customer's terms: which of its unique values another
-    /// recipient holds.
-    async fn why_refused(
-        &self,
-        turn: &mut Turn,
-        model: &Model,
-        writes: &[&Assignment],
-        own: Option<i64>,
-        e: StoreError,
-    ) -> StoreResult<Refusal> {
-        let fields = &model.def.person_data;
-        for (i, v) in writes.iter().filter(|(i, v)| fields[*i].unique && !v.is_null()) {
-            let name = &fields[*i].name;
-            let sql = self.db.sql_string(format!("SELECT _id FROM recipients WHERE {} = ? LIMIT 1", column(name)));
-            if let Some(holder) = bind(sqlx::query(&sql), v).fetch_optional(&mut **turn).await? {
-                if Some(holder.try_get::<i64, _>(0)?) != own {
-                    let message = format!("a recipient with {name} '{}' already exists", v.to_text(&model.formats));
-                    return Ok(Refusal::of(Some(name), message));
-                }
-            }
-        }
-        tracing::debug!(error = %e, "an imported row was refused by the store");
-        Ok(Refusal::of(None, "the store refused the row (a unique value taken by a row written at the same time?)"))
     }
 }

@@ -8,6 +8,7 @@ mod flow_runs;
 mod flows;
 mod global_data;
 mod import_rows;
+mod import_writes;
 mod imports;
 mod media_files;
 mod monitors;

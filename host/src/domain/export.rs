@@ -2,9 +2,10 @@
 //! operator's `herald export`: CSV (RFC 4180: a header row of the field names, CRLF line ends, a
 //! cell quoted when it holds a comma, a quote, a line break or spaces at either end, its quotes
 //! doubled; an empty value is an empty cell; values in the API's text forms, so the file reads
-//! back as it is) or NDJSON (`{"personData": {...}}` a line, as the API writes a recipient).
+//! back as it is) or NDJSON (`{"personData": {...}}` a line, as the API writes a recipient). The
+//! records of a Global Data Table are written alike, an NDJSON line being the record itself.
 
-use crate::model::Model;
+use crate::model::{Formats, Model, TableDef, Value};
 use crate::store::tenant::Recipient;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,39 +42,83 @@ impl ExportFormat {
 /// The Person Data fields (indexes) that `names` picks, in their order; every field when `None`.
 /// The error names every unknown field.
 pub fn fields(model: &Model, names: Option<&[String]>) -> Result<Vec<usize>, String> {
-    let person_data = &model.def.person_data;
-    let Some(names) = names else { return Ok((0..person_data.len()).collect()) };
-    let unknown: Vec<&str> = names.iter().filter(|n| !person_data.iter().any(|f| &f.name == *n)).map(String::as_str).collect();
+    let all: Vec<&str> = model.def.person_data.iter().map(|f| f.name.as_str()).collect();
+    picked(&all, names, "the instance does not have")
+}
+
+/// The fields of Global Data Table `table` that `names` picks, as `fields` does.
+pub fn table_fields(table: &TableDef, names: Option<&[String]>) -> Result<Vec<usize>, String> {
+    let all: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
+    picked(&all, names, &format!("table {} does not have", table.name))
+}
+
+fn picked(all: &[&str], names: Option<&[String]>, missing: &str) -> Result<Vec<usize>, String> {
+    let Some(names) = names else { return Ok((0..all.len()).collect()) };
+    let unknown: Vec<&str> = names.iter().filter(|n| !all.contains(&n.as_str())).map(String::as_str).collect();
     if !unknown.is_empty() {
-        return Err(format!("'fields' names fields the instance does not have: {}", unknown.join(", ")));
+        return Err(format!("'fields' names fields {missing}: {}", unknown.join(", ")));
     }
     if names.is_empty() {
         return Err("'fields' is empty: name at least one field, or leave it out for all".into());
     }
-    Ok(names.iter().map(|n| person_data.iter().position(|f| &f.name == n).expect("checked above")).collect())
+    Ok(names.iter().map(|n| all.iter().position(|f| f == n).expect("checked above")).collect())
 }
 
 /// What comes before the first row (the CSV header row).
 pub fn header(format: ExportFormat, model: &Model, fields: &[usize], buf: &mut Vec<u8>) {
+    let names: Vec<&str> = model.def.person_data.iter().map(|f| f.name.as_str()).collect();
+    names_header(format, &names, fields, buf);
+}
+
+/// A table's CSV header row.
+pub fn table_header(format: ExportFormat, table: &TableDef, fields: &[usize], buf: &mut Vec<u8>) {
+    let names: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
+    names_header(format, &names, fields, buf);
+}
+
+fn names_header(format: ExportFormat, names: &[&str], fields: &[usize], buf: &mut Vec<u8>) {
     if format == ExportFormat::Csv {
-        csv_line(fields.iter().map(|i| model.def.person_data[*i].name.as_str()), buf);
+        csv_line(fields.iter().map(|i| names[*i]), buf);
     }
 }
 
-/// One recipient.
+/// One recipient (a `{"personData": {...}}` line in NDJSON).
 pub fn row(format: ExportFormat, model: &Model, fields: &[usize], r: &Recipient, buf: &mut Vec<u8>) {
+    let names: Vec<&str> = model.def.person_data.iter().map(|f| f.name.as_str()).collect();
+    values_line(format, &names, &model.formats, fields, &r.values, Some("personData"), buf);
+}
+
+/// One record of a table (the record itself a line in NDJSON, as a record's body).
+pub fn table_row(format: ExportFormat, table: &TableDef, formats: &Formats, fields: &[usize], values: &[Value], buf: &mut Vec<u8>) {
+    let names: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
+    values_line(format, &names, formats, fields, values, None, buf);
+}
+
+fn values_line(
+    format: ExportFormat,
+    names: &[&str],
+    formats: &Formats,
+    fields: &[usize],
+    values: &[Value],
+    wrapper: Option<&str>,
+    buf: &mut Vec<u8>,
+) {
     match format {
         ExportFormat::Csv => {
             let cells: Vec<String> =
-                fields.iter().map(|i| if r.values[*i].is_null() { String::new() } else { r.values[*i].to_text(&model.formats) }).collect();
+                fields.iter().map(|i| if values[*i].is_null() { String::new() } else { values[*i].to_text(formats) }).collect();
             csv_line(cells.iter().map(String::as_str), buf);
         }
         ExportFormat::Ndjson => {
-            let mut person = serde_json::Map::with_capacity(fields.len());
+            let mut object = serde_json::Map::with_capacity(fields.len());
             for i in fields {
-                person.insert(model.def.person_data[*i].name.clone(), r.values[*i].to_json(&model.formats));
+                object.insert(names[*i].to_string(), values[*i].to_json(formats));
             }
-            serde_json::to_writer(&mut *buf, &serde_json::json!({ "personData": person })).expect("JSON values serialise");
+            let line = match wrapper {
+                Some(name) => serde_json::json!({ name: object }),
+                None => serde_json::Value::Object(object),
+            };
+            serde_json::to_writer(&mut *buf, &line).expect("JSON values serialise");
             buf.push(b'\n');
         }
     }

@@ -27,7 +27,7 @@ use crate::store::tenant::{ImportRecord, ImportState};
 use crate::tenants::Tenant;
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(receive, list, one, errors, cancel))]
+#[openapi(paths(receive, receive_table, list, one, errors, cancel))]
 pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
@@ -41,7 +41,7 @@ pub(super) fn router() -> Router<ApiContext> {
 /// Whether `path` takes an import's body, which is neither JSON nor bound by the 20 MB limit
 /// (`negotiate` lets it through; `receive` keeps its own limit).
 pub fn takes_import_body(path: &str) -> bool {
-    path.ends_with("/recipients/:import")
+    path.ends_with("/recipients/:import") || (path.ends_with("/:import") && path.contains("/globaldata/tables/"))
 }
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -112,6 +112,47 @@ pub(super) async fn receive(
     let query: ImportQuery =
         super::serde_terms::query(query.unwrap_or_default()).map_err(|m| ApiError::bad(format!("invalid query string: {m}")))?;
     let plan = ImportPlan::new(&tenant.model, format, query.key.as_deref(), query.triggers.as_deref()).map_err(ApiError::BadRequest)?;
+    take(ctx, tenant, &plan, headers, body).await
+}
+
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct TableImportQuery {}
+
+#[utoipa::path(post, path = "/globaldata/tables/{tableName}/:import", tag = "Imports",
+    summary = "Import a Global Data Table's records from a CSV or NDJSON file of up to 1 GiB, as a job",
+    request_body(content = String, content_type = "text/csv", description = "The file itself: `text/csv; charset=utf-8` (a header row of the \
+        table's field names, the identifier among them; RFC 4180 quoting, a UTF-8 BOM allowed; an empty cell clears its field) or \
+        `application/x-ndjson` (one record a line, as a record's body: `{\"ID\": ..., ...}`). Rows are upserts by the table's \
+        identifier, in file order: a later row with the same identifier wins. The size limit is the import limit, as for recipients."),
+    responses(
+        (status = 202, description = "The whole body is stored; the import is queued. `Location` names it.", body = s::ImportStarted),
+        (status = 400, description = "Empty, not UTF-8 text, a header naming unknown fields (all listed) or no identifier, or a query parameter.", body = s::Message),
+        (status = 404, description = "The instance has no such table.", body = s::Message),
+        (status = 413, description = "The body is over the import limit; nothing was stored.", body = s::Message),
+        (status = 415, description = "Neither CSV nor NDJSON.", body = s::Message),
+        (status = 429, description = "Two imports run and ten wait already; `Retry-After` says when to look again.", body = s::Message),
+    ))]
+/// POST `/globaldata/tables/{table}/:import` (served through the tables' `method`).
+pub(super) async fn receive_table(
+    ctx: &ApiContext,
+    tenant: &Tenant,
+    table: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> ApiResult<Response> {
+    let format = format_of(headers)?;
+    let TableImportQuery {} = super::serde_terms::query(query.unwrap_or_default()).map_err(|m| {
+        ApiError::bad(format!("invalid query string: {m} (a table's import takes no parameter: rows are keyed by its identifier)"))
+    })?;
+    let plan = ImportPlan::for_table(&tenant.model, format, table).map_err(ApiError::BadRequest)?;
+    take(ctx, tenant, &plan, headers, body).await
+}
+
+/// Stores the body of an import planned as `plan` and queues it.
+async fn take(ctx: &ApiContext, tenant: &Tenant, plan: &ImportPlan, headers: &HeaderMap, body: axum::body::Body) -> ApiResult<Response> {
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > ctx.import_max_bytes) {
         return Err(too_large(ctx.import_max_bytes));
@@ -128,7 +169,7 @@ pub(super) async fn receive(
         return Ok(r);
     }
     let new = plan.new_import(&tenant.model, crate::queue::Queue::new_id());
-    store_body(tenant, &new, &plan, body.into_data_stream(), ctx.import_max_bytes).await.map_err(|refused| match refused {
+    store_body(tenant, &new, plan, body.into_data_stream(), ctx.import_max_bytes).await.map_err(|refused| match refused {
         Refused::Empty => ApiError::bad("the body is empty: send the file itself as the body"),
         Refused::TooLarge(limit) => too_large(limit),
         Refused::Invalid(message) => ApiError::BadRequest(message),
@@ -161,6 +202,7 @@ fn too_large(limit: u64) -> ApiError {
 fn described(t: &Tenant, i: &ImportRecord) -> s::Import {
     s::Import {
         import_id: i.id.clone(),
+        target: i.target.clone(),
         state: i.state.name().to_string(),
         format: i.format.clone(),
         key: i.key_field.clone(),

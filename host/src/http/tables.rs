@@ -1,22 +1,24 @@
 //! Global Data Tables: names, records (all, filtered, one by identifier), create, upsert, delete,
 //! batches and truncation. Tables themselves are defined by the operator, not through the API.
 
-use axum::http::StatusCode;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use http_body_util::BodyExt;
 use serde::Deserialize;
 use serde_json::Value as Json_;
 
 use super::error::{ApiError, ApiResult};
-use super::extract::{decode_twice, json_body, AppBytes, AppJson, AppPath, AppQuery, PublicCaller};
+use super::extract::{decode_twice, json_body, AppJson, AppPath, AppQuery, PublicCaller};
 use super::openapi::schemas as s;
-use super::{batch, filter_condition, wire, ApiContext};
+use super::{batch, filter_condition, wire, ApiContext, MAX_PAYLOAD_BYTES};
 use crate::store::tenant::{TableRef, Upserted};
 use crate::tenants::Tenant;
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(names, records, create, read, upsert, remove, method, batch_update, batch_delete))]
+#[openapi(paths(names, records, create, read, upsert, remove, method, batch_update, batch_delete, export))]
 pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
@@ -118,11 +120,27 @@ async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, Stri
 
 #[utoipa::path(post, path = "/globaldata/tables/{tableName}/:truncateTable", tag = "Global Data", summary = "Delete every record of the table",
     responses((status = 200, description = "How many records were deleted.", body = s::Truncated)))]
-/// `:truncateTable` (no body), `:batchUpdateRecords` and `:batchDeleteRecords` (JSON arrays).
-async fn method(caller: PublicCaller, AppPath((name, method)): AppPath<(String, String)>, AppBytes(body): AppBytes) -> ApiResult<Response> {
+/// `:truncateTable` (no body), `:batchUpdateRecords` and `:batchDeleteRecords` (JSON arrays),
+/// `:import` (a file: `http::imports`) and `:export` (`export`).
+async fn method(
+    State(ctx): State<ApiContext>,
+    caller: PublicCaller,
+    AppPath((name, method)): AppPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> ApiResult<Response> {
     let t = &caller.tenant;
     let scope = table(t, &name)?;
+    if method == ":import" {
+        return super::imports::receive_table(&ctx, t, &scope.def.name, query.as_deref(), &headers, body).await;
+    }
+    let body = match http_body_util::Limited::new(body, MAX_PAYLOAD_BYTES).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => return Err(ApiError::PayloadTooLarge),
+    };
     match method.as_str() {
+        ":export" => export(t, &scope, &body).await,
         ":truncateTable" => {
             let deleted = t.db.truncate(&scope).await?;
             Ok(Json(s::Truncated { deleted }).into_response())
@@ -146,3 +164,35 @@ fn batch_update() {}
     responses((status = 200, description = "Each entry's outcome.", body = s::BatchReport)))]
 #[allow(dead_code)]
 fn batch_delete() {}
+
+#[utoipa::path(post, path = "/globaldata/tables/{tableName}/:export", tag = "Global Data",
+    summary = "Export the records a filter selects, as CSV or NDJSON",
+    request_body = crate::http::recipients::ExportRequest,
+    responses(
+        (status = 200, description = "The records, ordered by identifier: `text/csv; charset=utf-8` (a header row, then a row each) or \
+            `application/x-ndjson` (a record a line, as a record's body). One snapshot: records written meanwhile are in it whole or not \
+            at all. Counts as one call against the daily cap."),
+        (status = 400, description = "An unknown field or format, or a body that is not the export's.", body = s::Message),
+        (status = 404, description = "The instance has no such table.", body = s::Message),
+        (status = 422, description = "The filter names a field the table does not have.", body = s::Message),
+    ))]
+/// `:export`: the body as `POST /recipients/:export`'s, over the table's fields.
+async fn export(t: &Tenant, scope: &TableRef<'_>, body: &[u8]) -> ApiResult<Response> {
+    use crate::domain::export::{self, ExportFormat};
+    let request = crate::http::recipients::ExportRequest::read(body)?;
+    let fields = export::table_fields(scope.def, request.fields.as_deref()).map_err(ApiError::BadRequest)?;
+    let format = ExportFormat::parse(request.format.as_deref().unwrap_or("csv")).map_err(ApiError::BadRequest)?;
+    let condition = filter_condition(request.filter.as_deref(), scope.def, t)?;
+    let records = t.db.records(scope, condition.as_ref()).await?;
+    let mut out = Vec::new();
+    export::table_header(format, scope.def, &fields, &mut out);
+    for record in &records {
+        export::table_row(format, scope.def, &t.model.formats, &fields, record, &mut out);
+    }
+    let disposition = format!("attachment; filename=\"{}.{}\"", scope.def.name, format.extension());
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, format.content_type().to_string()), (axum::http::header::CONTENT_DISPOSITION, disposition)],
+        out,
+    )
+        .into_response())
+}

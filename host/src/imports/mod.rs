@@ -1,6 +1,7 @@
-//! Bulk imports of recipients (`POST /recipients/:import`, `herald import`): a CSV or NDJSON file
-//! of any size up to the operator's limit, written as upserts by a key field with the REST API's
-//! rules, while the caller watches `GET /imports/{id}`.
+//! Bulk imports of recipients (`POST /recipients/:import`, `herald import`) and of Global Data
+//! Table records (`POST /globaldata/tables/{t}/:import`): a CSV or NDJSON file of any size up to
+//! the operator's limit, written as upserts by a key field with the REST API's rules, while the
+//! caller watches `GET /imports/{id}`.
 //!
 //! - `receive`: the body goes into the instance's store in pieces as it arrives; what its start
 //!   says (text, header) is checked before anything is stored. The import is then queued.
@@ -27,7 +28,7 @@ use reader::{Cursor, ReadError, Record};
 use crate::connections::InFlight;
 use crate::domain::triggers::{Happening, Lineage, Triggers};
 use crate::model::Model;
-use crate::store::tenant::{BatchOutcome, ImportBatch, ImportRecord, ImportStart, ImportState, NewImport};
+use crate::store::tenant::{gdt_table, BatchOutcome, ImportBatch, ImportRecord, ImportStart, ImportState, NewImport, TableRef};
 use crate::tenants::{Activation, Tenant, Tenants};
 
 /// Rows written in one transaction.
@@ -73,11 +74,37 @@ impl Format {
     }
 }
 
+/// What an import writes: recipients, or the records of a Global Data Table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Recipients,
+    GlobalTable(String),
+}
+
+impl Target {
+    /// As stored and shown: `recipients` or `globaldata/<table>`.
+    pub fn name(&self) -> String {
+        match self {
+            Target::Recipients => "recipients".into(),
+            Target::GlobalTable(table) => format!("globaldata/{table}"),
+        }
+    }
+
+    fn parse(name: &str) -> Option<Target> {
+        match name.strip_prefix("globaldata/") {
+            Some(table) => Some(Target::GlobalTable(table.to_string())),
+            None => (name == "recipients").then_some(Target::Recipients),
+        }
+    }
+}
+
 /// What an import does, read against the instance's model.
 #[derive(Debug, Clone)]
 pub struct ImportPlan {
     pub format: Format,
-    /// The unique Person Data field that names each row's recipient.
+    pub target: Target,
+    /// The field that names each row's record: a unique Person Data field, or a table's
+    /// identifier.
     pub key_field: usize,
     /// Whether a recipient the import creates starts the flows its creation triggers.
     pub trigger_created: bool,
@@ -104,16 +131,32 @@ impl ImportPlan {
             "created" => true,
             other => return Err(format!("'triggers' is 'none' or 'created', not '{other}'")),
         };
-        Ok(ImportPlan { format, key_field, trigger_created })
+        Ok(ImportPlan { format, target: Target::Recipients, key_field, trigger_created })
+    }
+
+    /// The plan of an import of Global Data Table `table`'s records: upserts by its identifier.
+    pub fn for_table(model: &Model, format: Format, table: &str) -> Result<ImportPlan, String> {
+        let def = model.def.global_data_table(table).ok_or_else(|| format!("the instance has no Global Data Table {table}"))?;
+        let key_field = rows::Shape { model, table: Some(def) }.identifier();
+        Ok(ImportPlan { format, target: Target::GlobalTable(def.name.clone()), key_field, trigger_created: false })
+    }
+
+    /// The fields the rows set.
+    pub fn shape<'m>(&self, model: &'m Model) -> rows::Shape<'m> {
+        let table = match &self.target {
+            Target::Recipients => None,
+            Target::GlobalTable(name) => model.def.global_data_table(name),
+        };
+        rows::Shape { model, table }
     }
 
     /// The record of a new import of `model`'s recipients with this plan, created now.
     pub fn new_import(&self, model: &Model, id: String) -> NewImport {
         NewImport {
             id,
-            target: "recipients".into(),
+            target: self.target.name(),
             format: self.format.name().into(),
-            key_field: model.def.person_data[self.key_field].name.clone(),
+            key_field: self.shape(model).name(self.key_field).to_string(),
             triggers: if self.trigger_created { "created" } else { "none" }.into(),
             created_at: crate::store::now_millis(),
         }
@@ -122,8 +165,12 @@ impl ImportPlan {
     /// The plan a stored import was given; an error when the model has changed under it.
     fn of(model: &Model, record: &ImportRecord) -> Result<ImportPlan, String> {
         let format = Format::parse(&record.format).ok_or_else(|| format!("unknown stored format '{}'", record.format))?;
-        ImportPlan::new(model, format, Some(&record.key_field), Some(&record.triggers))
-            .map_err(|e| format!("the data model changed since the import was queued: {e}"))
+        let plan = match Target::parse(&record.target) {
+            Some(Target::Recipients) => ImportPlan::new(model, format, Some(&record.key_field), Some(&record.triggers)),
+            Some(Target::GlobalTable(table)) => ImportPlan::for_table(model, format, &table),
+            None => return Err(format!("unknown stored target '{}'", record.target)),
+        };
+        plan.map_err(|e| format!("the data model changed since the import was queued: {e}"))
     }
 }
 
@@ -182,12 +229,14 @@ pub async fn run_import(work: &ImportWork<'_>, tenant: &Arc<Tenant>, id: &str) -
     let Some(record) = db.import(id).await? else { return Ok(Stretch::Over) };
     let model = &tenant.model;
     let (plan, columns) = match ImportPlan::of(model, &record).and_then(|plan| {
-        let columns = if plan.format == Format::Csv { rows::columns(model, &record.columns)? } else { Vec::new() };
+        let columns = if plan.format == Format::Csv { rows::columns(plan.shape(model), &record.columns)? } else { Vec::new() };
         Ok((plan, columns))
     }) {
         Ok(ready) => ready,
         Err(message) => return fail(tenant, id, &message).await,
     };
+    let shape = plan.shape(model);
+    let table = shape.table.map(|def| TableRef { sql_name: gdt_table(&def.name), def, recipient: None });
     let mut cursor = Cursor::open(db, id, record.next_offset).await?;
     let (mut next_row, mut rejected) = (record.next_row, record.counts.rejected);
     loop {
@@ -202,11 +251,11 @@ pub async fn run_import(work: &ImportWork<'_>, tenant: &Arc<Tenant>, id: &str) -
             };
             match record {
                 Ok(Record::Cells(cells)) => {
-                    rows.extend(rows::csv_row(model, &columns, next_row, cells));
+                    rows.extend(rows::csv_row(shape, &columns, next_row, cells));
                     next_row += 1;
                 }
                 Ok(Record::Line(line, lines)) => {
-                    rows.push(rows::json_row(model, next_row + lines - 1, &line));
+                    rows.push(rows::json_row(shape, next_row + lines - 1, &line));
                     next_row += lines;
                 }
                 Ok(Record::End) => {
@@ -229,6 +278,7 @@ pub async fn run_import(work: &ImportWork<'_>, tenant: &Arc<Tenant>, id: &str) -
             let batch = ImportBatch {
                 import_id: id,
                 key_field: plan.key_field,
+                table: table.as_ref(),
                 rows,
                 from_offset,
                 next_offset: cursor.offset(),
@@ -240,7 +290,7 @@ pub async fn run_import(work: &ImportWork<'_>, tenant: &Arc<Tenant>, id: &str) -
                 BatchOutcome::Applied { counts, created } => {
                     rejected += counts.rejected;
                     if let (true, Some(triggers)) = (plan.trigger_created, work.triggers) {
-                        for key in created {
+                        for key in created.into_iter().flatten() {
                             triggers.happened(tenant, key, Happening::Created, Lineage::outside()).await;
                         }
                     }

@@ -1,7 +1,7 @@
 //! Taking an import's body in: streamed into the instance's store in pieces as it arrives (never
 //! whole in memory), with what can be told from its start checked before anything is stored —
-//! that it is UTF-8 text and not binary, and for CSV that its header names only Person Data
-//! fields, none twice, and the key. A body that is empty, over the limit, cut off, or refused
+//! that it is UTF-8 text and not binary, and for CSV that its header names only the target's
+//! fields (Person Data, or a table's), none twice, and the key. A body that is empty, over the limit, cut off, or refused
 //! leaves nothing behind.
 
 use bytes::Bytes;
@@ -155,14 +155,18 @@ fn header_names(out: &[u8], ends: &[usize], result: csv_core::ReadRecordResult) 
 
 fn finish_head(tenant: &Tenant, plan: &ImportPlan, names: Vec<String>, data_offset: usize) -> Result<Head, Refused> {
     let model = &tenant.model;
+    let shape = plan.shape(model);
     if names.len() == 1 && names[0].is_empty() {
-        return Err(Refused::Invalid("the header row is empty: it names the Person Data field of each column".into()));
+        return Err(Refused::Invalid(format!("the header row is empty: it names the {} field of each column", shape.kind())));
     }
-    rows::columns(model, &names).map_err(Refused::Invalid)?;
-    let key = &model.def.person_data[plan.key_field];
-    let numbered = plan.key_field == model.def.recipient_id_index() && key.ty == crate::model::FieldType::Number;
-    if !names.contains(&key.name) && !numbered {
-        return Err(Refused::Invalid(format!("the header has no {} column, the key that names each row's recipient", key.name)));
+    rows::columns(shape, &names).map_err(Refused::Invalid)?;
+    let key = shape.name(plan.key_field);
+    let numbered = shape.table.is_none()
+        && plan.key_field == model.def.recipient_id_index()
+        && model.def.person_data[plan.key_field].ty == crate::model::FieldType::Number;
+    if !names.iter().any(|n| n == key) && !numbered {
+        let what = if shape.table.is_some() { "record" } else { "recipient" };
+        return Err(Refused::Invalid(format!("the header has no {key} column, the key that names each row's {what}")));
     }
     Ok(Head { columns: names, data_offset: data_offset as i64, first_row: 2 })
 }

@@ -16,11 +16,13 @@ pub struct ImportStarted {
 #[serde(rename_all = "camelCase")]
 pub struct Import {
     pub import_id: String,
+    /// What it writes: `recipients`, or `globaldata/<tableName>` (a Global Data Table's records).
+    pub target: String,
     /// `queued`, `running`, `completed`, `failed` or `cancelled`.
     pub state: String,
     /// `csv` or `ndjson`.
     pub format: String,
-    /// The unique Person Data field that names each row's recipient.
+    /// The field that names each row's record: a unique Person Data field, or the table's identifier.
     pub key: String,
     /// `none` or `created`.
     pub triggers: String,

@@ -22,12 +22,22 @@ use crate::http::{filter_condition, ApiContext, MAX_PAYLOAD_BYTES};
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExportRequest {
-    /// An RSQL filter over Person Data fields; everyone when absent.
-    filter: Option<String>,
-    /// The Person Data fields to write, in this order; every field when absent.
-    fields: Option<Vec<String>>,
+    /// An RSQL filter over the fields (Person Data, or a table's); everything when absent.
+    pub filter: Option<String>,
+    /// The fields to write, in this order; every field when absent.
+    pub fields: Option<Vec<String>>,
     /// `csv` (the default) or `ndjson`.
-    format: Option<String>,
+    pub format: Option<String>,
+}
+
+impl ExportRequest {
+    /// The request a body holds; an empty body exports everything, every field, as CSV.
+    pub(crate) fn read(body: &[u8]) -> ApiResult<ExportRequest> {
+        match body.iter().all(u8::is_ascii_whitespace) {
+            true => Ok(ExportRequest::default()),
+            false => serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("the body is not an export request: {e}"))),
+        }
+    }
 }
 
 #[utoipa::path(post, path = "/recipients/:export", tag = "Recipients",
@@ -56,11 +66,7 @@ pub(super) async fn method(
         Ok(body) => body.to_bytes(),
         Err(_) => return Err(ApiError::PayloadTooLarge),
     };
-    // An empty body exports everyone, every field, as CSV.
-    let ExportRequest { filter, fields, format } = match body.iter().all(u8::is_ascii_whitespace) {
-        true => ExportRequest::default(),
-        false => serde_json::from_slice(&body).map_err(|e| ApiError::bad(format!("the body is not an export request: {e}")))?,
-    };
+    let ExportRequest { filter, fields, format } = ExportRequest::read(&body)?;
     let tenant = caller.tenant.clone();
     let fields = export::fields(&tenant.model, fields.as_deref()).map_err(ApiError::BadRequest)?;
     let format = ExportFormat::parse(format.as_deref().unwrap_or("csv")).map_err(ApiError::BadRequest)?;

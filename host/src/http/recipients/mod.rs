@@ -15,6 +15,7 @@ mod stream;
 use axum::Router;
 
 use super::ApiContext;
+pub(crate) use export::ExportRequest;
 #[cfg(test)]
 pub(crate) use identity::parse_ref;
 pub(super) use identity::resolve;

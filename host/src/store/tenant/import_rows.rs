@@ -23,7 +23,7 @@ use sqlx::Row;
 use super::codec::{bind_typed, decode};
 use super::import_writes::{Known, Numbering, PendingWrites, Sent, Write};
 use super::imports::{ImportCounts, MAX_RECORDED_ERRORS};
-use super::TenantDb;
+use super::{EntryOutcome, TableRef, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
 use crate::store::group::Turn;
 use crate::store::{StoreError, StoreResult};
@@ -56,6 +56,9 @@ pub struct ImportBatch<'a> {
     pub import_id: &'a str,
     /// The unique Person Data field that names each row's recipient.
     pub key_field: usize,
+    /// A Global Data Table whose records the rows are (upserts by its identifier, as
+    /// `:batchUpdateRecords` writes them); recipients when `None`.
+    pub table: Option<&'a TableRef<'a>>,
     pub rows: Vec<ImportRow>,
     /// Where the batch's first row starts: the import must still stand there.
     pub from_offset: i64,
@@ -69,15 +72,17 @@ pub struct ImportBatch<'a> {
 /// What became of a batch.
 #[derive(Debug)]
 pub enum BatchOutcome {
-    /// Written: the batch's counts, and the recipients it created (for their triggers).
-    Applied { counts: ImportCounts, created: Vec<i64> },
+    /// Written: the batch's counts, and the recipients it created (for their triggers; `None`
+    /// for a table's records).
+    Applied { counts: ImportCounts, created: Vec<Option<i64>> },
     /// The import was cancelled meanwhile, or another stretch of it (on a node thought gone)
     /// wrote these rows first: nothing of the batch was written.
     Stale,
 }
 
 enum RowOutcome {
-    Created(i64),
+    /// The internal key of a new recipient; `None` for a table's record.
+    Created(Option<i64>),
     Updated,
     Rejected(Refusal),
 }
@@ -91,6 +96,13 @@ impl TenantDb {
     /// Writes `batch` (see the module's notes).
     pub async fn apply_import_batch(&self, model: &Model, batch: &ImportBatch<'_>) -> StoreResult<BatchOutcome> {
         let mut turn = self.db.group.turn().await?;
+        if let Some(table) = batch.table {
+            let outcomes = match self.apply_records(&mut turn, table, batch).await {
+                Ok(outcomes) => outcomes,
+                Err(e) => return turn.finish(Err(e)).await,
+            };
+            return self.record_and_finish(turn, batch, outcomes).await;
+        }
         let outcomes = match self.apply_rows(&mut turn, model, batch, false).await {
             Err(e) if statement_failed(&e) => {
                 turn.undo().await?;
@@ -102,6 +114,31 @@ impl TenantDb {
             Ok(outcomes) => outcomes,
             Err(e) => return turn.finish(Err(e)).await,
         };
+        self.record_and_finish(turn, batch, outcomes).await
+    }
+
+    /// A table's records, written as `:batchUpdateRecords` writes them (one multi-row statement
+    /// per shape when it can, else a savepoint an entry).
+    async fn apply_records(&self, turn: &mut Turn, table: &TableRef<'_>, batch: &ImportBatch<'_>) -> StoreResult<Vec<RowOutcome>> {
+        let entries: Vec<_> = batch.rows.iter().filter_map(|row| row.values.as_ref().ok()).map(|values| Ok(values.clone())).collect();
+        let mut written = self.batch_upsert_in(turn, table, entries).await?.into_iter();
+        let mut outcomes = Vec::with_capacity(batch.rows.len());
+        for row in &batch.rows {
+            outcomes.push(match &row.values {
+                Err(refusal) => RowOutcome::Rejected(refusal.clone()),
+                Ok(_) => match written.next() {
+                    Some(EntryOutcome::Created) => RowOutcome::Created(None),
+                    Some(EntryOutcome::Invalid(message)) => RowOutcome::Rejected(Refusal::of(None, message)),
+                    Some(_) => RowOutcome::Updated,
+                    None => return Err(StoreError::Invalid("a batch of records came back short".into())),
+                },
+            });
+        }
+        Ok(outcomes)
+    }
+
+    /// Records the batch's outcomes and position, and ends its turn.
+    async fn record_and_finish(&self, mut turn: Turn, batch: &ImportBatch<'_>, outcomes: Vec<RowOutcome>) -> StoreResult<BatchOutcome> {
         let result = self.record_batch(&mut turn, batch, outcomes).await;
         match result {
             Ok(None) => {
@@ -243,7 +280,7 @@ impl TenantDb {
                                 if let Some(key) = key {
                                     known.insert(key, known_row);
                                 }
-                                Some(RowOutcome::Created(own))
+                                Some(RowOutcome::Created(Some(own)))
                             }
                             Err(refusal) => Some(RowOutcome::Rejected(refusal)),
                         }
@@ -335,7 +372,7 @@ fn sorted(assignments: impl Iterator<Item = Assignment>) -> Write {
 /// Notes what a sent insert group created: each row's outcome, and its recipient by key.
 fn remember(known: &mut HashMap<String, Known>, outcomes: &mut [Option<RowOutcome>], sent: Sent) {
     for (slot, key, row) in sent {
-        outcomes[slot] = Some(RowOutcome::Created(row.own));
+        outcomes[slot] = Some(RowOutcome::Created(Some(row.own)));
         if let Some(key) = key {
             known.insert(key, row);
         }

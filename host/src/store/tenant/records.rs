@@ -141,7 +141,7 @@ impl TenantDb {
         turn.finish(done).await
     }
 
-    async fn batch_upsert_in(
+    pub(super) async fn batch_upsert_in(
         &self,
         conn: &mut AnyConnection,
         t: &TableRef<'_>,

@@ -2,9 +2,10 @@
 # Bulk transfer benchmark (issue 38): imports a CSV of N recipients (8 Person Data fields, default
 # 1,000,000) into an empty instance through `POST /recipients/:import`, imports the same file again
 # (every row an update, changing nothing), the file with two fields of every row changed, exports
-# everyone as CSV, and prints a Markdown table: each one's time, the
-# server's memory above idle during it (the largest of samples taken every half second), and the
-# p99 of GET one recipient at 50 requests a second during the third import against idle.
+# everyone as CSV, imports 5 One-To-Many records for each of N/5 recipients (NDJSON), and prints a
+# Markdown table: each one's time, the server's memory above idle during it (the largest of
+# samples taken every half second), and the p99 of GET one recipient at 50 requests a second
+# during the third import against idle.
 #
 #   bench/bulk.sh                               # release build, SQLite, 1,000,000 rows
 #   N=100000 bench/bulk.sh
@@ -19,6 +20,7 @@ source bench/lib.sh
 
 AUTH="Authorization: Bearer $TOKEN"
 FILE="$DIR/people.csv"
+CONTENT_TYPE='text/csv; charset=utf-8'
 awk -v n="$N" 'BEGIN {
   print "USER_ID,EMAIL,MOBILE,FIRST_NAME,LAST_NAME,CITY,AGE,OPTIN"
   split("Paris,Lyon,Nice,Lille,Nantes,Bordeaux", cities, ",")
@@ -36,7 +38,7 @@ import_file() {
   local started id state body
   PEAK_KIB=0
   started=$(date +%s.%N)
-  id=$(curl -s -X POST "$B/recipients/:import" -H "$AUTH" -H 'Content-Type: text/csv; charset=utf-8' \
+  id=$(curl -s -X POST "$B/recipients/:import" -H "$AUTH" -H "Content-Type: $CONTENT_TYPE" \
     --data-binary @"$FILE" | sed -nE 's/.*"importId":"([^"]+)".*/\1/p')
   [ -n "$id" ] || { echo "the import was refused" >&2; exit 1; }
   while :; do
@@ -76,6 +78,21 @@ EXPORT_S=$(echo "$(date +%s.%N) - $EXPORT_START" | bc)
 EXPORT_ROWS=$(( $(wc -l <"$DIR/out.csv") - 1 ))
 EXPORT_MIB=$(( (PEAK_KIB - IDLE_KIB) / 1024 ))
 
+# One-To-Many records: an NDJSON file of OTM_RECIPIENTS lines (default N/5), each an existing
+# recipient with 5 PURCHASES records (1,000,000 records at the default N).
+OTM_RECIPIENTS=${OTM_RECIPIENTS:-$(( N / 5 ))}
+awk -v n="$OTM_RECIPIENTS" 'BEGIN {
+  for (i = 1; i <= n; i++) {
+    printf "{\"personData\": {\"USER_ID\": %d}, \"PURCHASES\": [", i
+    for (j = 1; j <= 5; j++)
+      printf "%s{\"ID\": \"o%d-%d\", \"PRODUCT\": \"Product %d\", \"AMOUNT\": %d.5, \"PURCHASED_AT\": \"2026-01-0%dT10:00:00.000Z\"}", (j > 1 ? ", " : ""), i, j, j, i % 90, j
+    print "]}"
+  }
+}' >"$FILE"
+CONTENT_TYPE=application/x-ndjson
+import_file; OTM_S=$IMPORT_S; OTM_COUNTS=$COUNTS; OTM_MIB=$(( (PEAK_KIB - IDLE_KIB) / 1024 ))
+OTM_RECORDS=$(( OTM_RECIPIENTS * 5 ))
+
 BACKEND=SQLite; [ -n "${DATABASE_URL:-}" ] && BACKEND=PostgreSQL
 echo
 echo "Bulk transfer, $BACKEND, $N recipients ($SIZE_MB MiB of CSV), $PROFILE build, $(nproc) cores"
@@ -86,4 +103,5 @@ printf "| import %d new recipients (CSV, 8 fields) | %.1f s | %.0f | %d MiB | %s
 printf "| the same file again (all updates) | %.1f s | %.0f | %d MiB | %s |\n" "$SECOND_S" "$(echo "$N / $SECOND_S" | bc -l)" "$SECOND_MIB" "$SECOND_COUNTS"
 printf "| a changed file (every row an update that writes 2 fields) | %.1f s | %.0f | %d MiB | %s |\n" "$THIRD_S" "$(echo "$N / $THIRD_S" | bc -l)" "$THIRD_MIB" "$THIRD_COUNTS"
 printf "| export %d recipients as CSV | %.1f s | %.0f | %d MiB | %d rows written |\n" "$N" "$EXPORT_S" "$(echo "$N / $EXPORT_S" | bc -l)" "$EXPORT_MIB" "$EXPORT_ROWS"
+printf "| import %d One-To-Many records for %d recipients (NDJSON, 5 a line) | %.1f s | %.0f | %d MiB | %s (recipients) |\n" "$OTM_RECORDS" "$OTM_RECIPIENTS" "$OTM_S" "$(echo "$OTM_RECORDS / $OTM_S" | bc -l)" "$OTM_MIB" "$OTM_COUNTS"
 printf "| GET one recipient p99, during the changed file's import / idle | %s ms / %s ms | | | 50 requests/s |\n" "$DURING_P99" "$IDLE_P99"

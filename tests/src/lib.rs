@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod database;
+pub mod imports;
 pub mod process;
 pub mod recorder;
 

@@ -5,12 +5,13 @@
 //! shows the counts, `/errors` the rejected rows. What cannot be read is refused before anything
 //! is stored; a killed server's import resumes where it was.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_tests::database::TestDatabase;
+use herald_tests::imports::{export_from, import_to, over, started, watch};
 use herald_tests::process::ServerProcess;
 use herald_tests::reqwest::{header, Method};
-use herald_tests::{answer, json, Answer, Api, Settings, TestServer};
+use herald_tests::{json, Answer, Api, Settings, TestServer};
 use serde_json::Value;
 
 /// An RFC 4180 reader, for the tests: quoted cells with doubled quotes and line breaks, CRLF rows.
@@ -41,13 +42,6 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 
 async fn export(api: &Api, body: Value) -> (u16, String, String) {
     export_from(api, "/recipients/:export", body).await
-}
-
-async fn export_from(api: &Api, path: &str, body: Value) -> (u16, String, String) {
-    let r = api.request(Method::POST, path).json(&body).send().await.unwrap();
-    let status = r.status().as_u16();
-    let kind = r.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
-    (status, kind, r.text().await.unwrap())
 }
 
 #[tokio::test]
@@ -161,35 +155,6 @@ async fn import(api: &Api, query: &str, content_type: &str, body: impl Into<hera
     import_to(api, &format!("/recipients/:import{query}"), content_type, body).await
 }
 
-async fn import_to(api: &Api, path: &str, content_type: &str, body: impl Into<herald_tests::reqwest::Body>) -> Answer {
-    let request = api.request(Method::POST, path).header(header::CONTENT_TYPE, content_type);
-    answer(request.body(body).send().await.unwrap()).await
-}
-
-/// Waits until import `id` is over (or `until` holds), within `within`.
-async fn watch(api: &Api, id: &str, within: Duration, until: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
-        let answer = api.get(&format!("/imports/{id}")).await;
-        answer.expect(200);
-        let import = answer.json();
-        if until(&import) {
-            return import;
-        }
-        assert!(started.elapsed() < within, "import {id} did not get there in {within:?}: {import}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn over(import: &Value) -> bool {
-    matches!(import["state"].as_str(), Some("completed" | "failed" | "cancelled"))
-}
-
-fn started(answer: &Answer) -> String {
-    answer.expect(202);
-    answer.json()["importId"].as_str().expect("an importId").to_string()
-}
-
 #[tokio::test]
 async fn a_csv_import_upserts_by_its_key_and_keeps_the_rows_it_rejects() {
     let s = TestServer::start().await;
@@ -283,50 +248,6 @@ async fn rows_gathered_into_one_statement_end_as_row_by_row() {
     let di = person(22).await;
     assert_eq!((di["EMAIL"].as_str(), di["CITY"].clone()), (Some("di@fast.test"), Value::Null), "{di}");
     assert_eq!(api.get("/recipients?filter=EMAIL==*%40fast.test").await.json().as_array().unwrap().len(), 4);
-}
-
-#[tokio::test]
-async fn a_global_data_table_imports_and_exports_its_records() {
-    let s = TestServer::start().await;
-    let api = s.demo().await;
-    api.post("/globaldata/tables/STORES/record", json!({"ID": "S1", "NAME": "Opera", "CITY": "Paris"})).await.expect(201);
-    let csv = "text/csv; charset=utf-8";
-    let file = "ID,NAME,CITY,OPENED\nS1,Opera Garnier,,\nS2,Louvre,Paris,\nS3,Bad,Paris,someday\nS2,Louvre Rivoli,Paris,\n";
-    let id = started(&import_to(&api, "/globaldata/tables/STORES/:import", csv, file).await);
-    let done = watch(&api, &id, Duration::from_secs(30), over).await;
-    assert_eq!((done["target"].as_str(), done["key"].as_str()), (Some("globaldata/STORES"), Some("ID")), "{done}");
-    let counts = ["rowsRead", "created", "updated", "rejected"].map(|k| done[k].as_i64().unwrap());
-    assert_eq!(counts, [4, 1, 2, 1], "{done}");
-    let errors = api.get(&format!("/imports/{id}/errors")).await.json();
-    assert_eq!((errors[0]["row"].as_i64(), errors[0]["field"].as_str()), (Some(4), Some("OPENED")), "{errors}");
-    let s1 = api.get("/globaldata/tables/STORES/record/S1").await.json();
-    assert_eq!((s1["NAME"].as_str(), s1["CITY"].clone()), (Some("Opera Garnier"), Value::Null), "an empty cell clears: {s1}");
-
-    // What the start of a file shows is refused before anything is stored.
-    let unknown = import_to(&api, "/globaldata/tables/STORES/:import", csv, "ID,COLOR,SIZE\nS9,red,2\n").await;
-    unknown.expect(400);
-    assert!(unknown.message().contains("COLOR, SIZE"), "{}", unknown.message());
-    let keyless = import_to(&api, "/globaldata/tables/STORES/:import", csv, "NAME,CITY\nX,Paris\n").await;
-    keyless.expect(400);
-    assert!(keyless.message().contains("no ID column"), "{}", keyless.message());
-    import_to(&api, "/globaldata/tables/STORES/:import?key=NAME", csv, "ID\nS9\n").await.expect(400);
-    import_to(&api, "/globaldata/tables/NOPE/:import", csv, "ID\nS9\n").await.expect(404);
-
-    let line = r#"{"ID": "P1", "NAME": "Pen", "PRICE": 2.5}"#;
-    let id = started(&import_to(&api, "/globaldata/tables/PRODUCTS/:import", "application/x-ndjson", line).await);
-    assert_eq!(watch(&api, &id, Duration::from_secs(30), over).await["created"], 1);
-
-    let (status, kind, body) = export_from(&api, "/globaldata/tables/STORES/:export", json!({"filter": "CITY==Paris"})).await;
-    assert_eq!((status, kind.as_str()), (200, "text/csv; charset=utf-8"));
-    assert_eq!(body, "ID,NAME,CITY,OPENED\r\nS2,Louvre Rivoli,Paris,\r\n");
-    let (_, kind, body) =
-        export_from(&api, "/globaldata/tables/PRODUCTS/:export", json!({"format": "ndjson", "fields": ["ID", "PRICE"]})).await;
-    assert_eq!((kind.as_str(), body.as_str()), ("application/x-ndjson", "{\"ID\":\"P1\",\"PRICE\":2.5}\n"));
-    let (status, _, body) = export_from(&api, "/globaldata/tables/PRODUCTS/:export", json!({"fields": ["COLOR"]})).await;
-    assert_eq!(status, 400, "{body}");
-    // Another instance's table is its own.
-    let (_, _, body) = export_from(&s.staging().await, "/globaldata/tables/STORES/:export", json!({})).await;
-    assert_eq!(body, "ID,NAME,CITY,OPENED\r\n");
 }
 
 #[tokio::test]

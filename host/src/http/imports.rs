@@ -129,7 +129,7 @@ pub(super) struct TableImportQuery {}
     responses(
         (status = 202, description = "The whole body is stored; the import is queued. `Location` names it.", body = s::ImportStarted),
         (status = 400, description = "Empty, not UTF-8 text, a header naming unknown fields (all listed) or no identifier, or a query parameter.", body = s::Message),
-        (status = 404, description = "The instance has no such table.", body = s::Message),
+        (status = 404, description = "The instance has no such table (an empty body, as every 404 of the API)."),
         (status = 413, description = "The body is over the import limit; nothing was stored.", body = s::Message),
         (status = 415, description = "Neither CSV nor NDJSON.", body = s::Message),
         (status = 429, description = "Two imports run and ten wait already; `Retry-After` says when to look again.", body = s::Message),

@@ -173,7 +173,7 @@ fn batch_delete() {}
             `application/x-ndjson` (a record a line, as a record's body). One snapshot: records written meanwhile are in it whole or not \
             at all. Counts as one call against the daily cap."),
         (status = 400, description = "An unknown field or format, or a body that is not the export's.", body = s::Message),
-        (status = 404, description = "The instance has no such table.", body = s::Message),
+        (status = 404, description = "The instance has no such table (an empty body, as every 404 of the API)."),
         (status = 422, description = "The filter names a field the table does not have.", body = s::Message),
     ))]
 /// `:export`: the body as `POST /recipients/:export`'s, over the table's fields.

@@ -12,13 +12,14 @@
 use serde_json::{Map, Value as Json};
 
 use crate::model::{FieldType, Model, TableDef, Value};
-use crate::store::tenant::{ImportRow, Refusal};
+use crate::store::tenant::{ImportRow, Refusal, Related};
 
 /// The fields an import's rows set.
 #[derive(Clone, Copy)]
 pub struct Shape<'m> {
     pub model: &'m Model,
-    /// A Global Data Table's records; recipients when `None`.
+    /// A table's records (a Global Data Table's, or the One-To-Many records of an NDJSON line);
+    /// recipients when `None`.
     pub table: Option<&'m TableDef>,
 }
 
@@ -84,7 +85,7 @@ pub fn csv_row(shape: Shape<'_>, columns: &[usize], row: i64, cells: Vec<Vec<u8>
     } else {
         columns.iter().zip(cells).map(|(i, cell)| cell_value(shape, *i, cell)).filter_map(Result::transpose).collect()
     };
-    Some(ImportRow { row, values })
+    Some(ImportRow { row, values, related: Vec::new() })
 }
 
 fn cell_value(shape: Shape<'_>, index: usize, cell: Vec<u8>) -> Result<Option<(usize, Value)>, Refusal> {
@@ -95,17 +96,33 @@ fn cell_value(shape: Shape<'_>, index: usize, cell: Vec<u8>) -> Result<Option<(u
     checked(shape, index, value)
 }
 
-/// An NDJSON line: `{"personData": {...}}`, or a table's record.
+/// An NDJSON line: `{"personData": {...}}` (with One-To-Many records under their tables' names),
+/// or a table's record.
 pub fn json_row(shape: Shape<'_>, row: i64, line: &[u8]) -> ImportRow {
-    ImportRow { row, values: json_values(shape, line) }
+    match json_line(shape, line) {
+        Ok((values, related)) => ImportRow { row, values: Ok(values), related },
+        Err(refusal) => ImportRow { row, values: Err(refusal), related: Vec::new() },
+    }
 }
 
-fn json_values(shape: Shape<'_>, line: &[u8]) -> Result<Vec<(usize, Value)>, Refusal> {
+/// A line's values and the records it carries.
+type LineValues = (Vec<(usize, Value)>, Vec<Related>);
+
+fn json_line(shape: Shape<'_>, line: &[u8]) -> Result<LineValues, Refusal> {
     let json: Json = serde_json::from_slice(line).map_err(|e| Refusal::of(None, format!("the line is not JSON: {e}")))?;
-    let object = match shape.table {
-        Some(_) => json.as_object().ok_or_else(|| Refusal::of(None, "the line must be a JSON object, a record"))?,
-        None => person_data(&json)?,
-    };
+    match shape.table {
+        Some(_) => {
+            let object = json.as_object().ok_or_else(|| Refusal::of(None, "the line must be a JSON object, a record"))?;
+            Ok((object_values(shape, object)?, Vec::new()))
+        }
+        None => {
+            let (person, related) = recipient_line(shape.model, &json)?;
+            Ok((object_values(shape, person)?, related))
+        }
+    }
+}
+
+fn object_values(shape: Shape<'_>, object: &Map<String, Json>) -> Result<Vec<(usize, Value)>, Refusal> {
     let names: Vec<String> = object.keys().cloned().collect();
     let unknown = unknown_fields(shape, &names);
     if !unknown.is_empty() {
@@ -121,12 +138,39 @@ fn json_values(shape: Shape<'_>, line: &[u8]) -> Result<Vec<(usize, Value)>, Ref
     Ok(values)
 }
 
-fn person_data(json: &Json) -> Result<&Map<String, Json>, Refusal> {
-    let object = json.as_object().ok_or_else(|| Refusal::of(None, "the line must be a JSON object {\"personData\": {...}}"))?;
-    if let Some(other) = object.keys().find(|k| k.as_str() != "personData") {
-        return Err(Refusal::of(None, format!("unknown member '{other}' (a line is {{\"personData\": {{...}}}})")));
+/// `{"personData": {...}, "<One-To-Many table>": [{record}, ...], ...}`: the Person Data object
+/// and the records (each with its identifier; upserted for the recipient, other records kept).
+fn recipient_line<'j>(model: &Model, json: &'j Json) -> Result<(&'j Map<String, Json>, Vec<Related>), Refusal> {
+    let shape_of_line = "a line is {\"personData\": {...}} with One-To-Many records under their table's name";
+    let object = json.as_object().ok_or_else(|| Refusal::of(None, format!("the line must be a JSON object: {shape_of_line}")))?;
+    let person =
+        object.get("personData").and_then(Json::as_object).ok_or_else(|| Refusal::of(None, "the line needs a 'personData' object"))?;
+    let mut related = Vec::new();
+    for (name, member) in object.iter().filter(|(name, _)| name.as_str() != "personData") {
+        let table = model
+            .def
+            .one_to_many
+            .iter()
+            .position(|t| &t.name == name)
+            .ok_or_else(|| Refusal::of(None, format!("unknown member '{name}' ({shape_of_line})")))?;
+        let def = &model.def.one_to_many[table];
+        let items = member.as_array().ok_or_else(|| Refusal::of(Some(name), format!("{name} must be an array of records")))?;
+        let shape = Shape { model, table: Some(def) };
+        let identifier = shape.identifier();
+        let mut records = Vec::with_capacity(items.len());
+        for (n, item) in items.iter().enumerate() {
+            let at = |message: String| Refusal::of(Some(name), format!("record {} of {name}: {message}", n + 1));
+            let record = item.as_object().ok_or_else(|| at("a record must be a JSON object".into()))?;
+            let values = object_values(shape, record).map_err(|r| at(r.message))?;
+            let id = values.iter().find(|(i, v)| *i == identifier && !v.is_null()).map(|(_, v)| v);
+            let id_name = shape.name(identifier);
+            let id = id.ok_or_else(|| at(format!("the identifier field {id_name} is required")))?;
+            id.check_indexed().map_err(|e| at(format!("the identifier field {id_name} {e}")))?;
+            records.push(values);
+        }
+        related.push(Related { table, records });
     }
-    object.get("personData").and_then(Json::as_object).ok_or_else(|| Refusal::of(None, "the line needs a 'personData' object"))
+    Ok((person, related))
 }
 
 /// The Recipient Id's own rules; an empty one is left out.

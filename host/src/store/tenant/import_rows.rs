@@ -36,6 +36,15 @@ pub type Assignment = (usize, Value);
 pub struct ImportRow {
     pub row: i64,
     pub values: Result<Vec<Assignment>, Refusal>,
+    /// The recipient's One-To-Many records the row carries (NDJSON), upserted by identifier.
+    pub related: Vec<Related>,
+}
+
+/// Records of One-To-Many table `table` (an index into the model's) for a row's recipient.
+#[derive(Debug, Clone)]
+pub struct Related {
+    pub table: usize,
+    pub records: Vec<Vec<Assignment>>,
 }
 
 /// Why a row is rejected: the field at fault (if one is) and the reason.
@@ -83,7 +92,8 @@ pub enum BatchOutcome {
 enum RowOutcome {
     /// The internal key of a new recipient; `None` for a table's record.
     Created(Option<i64>),
-    Updated,
+    /// The internal key of the recipient updated (0 for a table's record).
+    Updated(i64),
     Rejected(Refusal),
 }
 
@@ -114,7 +124,32 @@ impl TenantDb {
             Ok(outcomes) => outcomes,
             Err(e) => return turn.finish(Err(e)).await,
         };
+        if let Err(e) = self.apply_related(&mut turn, model, batch, &outcomes).await {
+            return turn.finish(Err(e)).await;
+        }
         self.record_and_finish(turn, batch, outcomes).await
+    }
+
+    /// The One-To-Many records the batch's rows carry, for the recipients the rows wrote: per
+    /// table, upserts of many recipients' records in multi-row statements, in row order.
+    async fn apply_related(&self, turn: &mut Turn, model: &Model, batch: &ImportBatch<'_>, outcomes: &[RowOutcome]) -> StoreResult<()> {
+        for (table, def) in model.def.one_to_many.iter().enumerate() {
+            let mut records: Vec<(i64, &[Assignment])> = Vec::new();
+            for (row, outcome) in batch.rows.iter().zip(outcomes) {
+                let own = match outcome {
+                    RowOutcome::Created(Some(own)) | RowOutcome::Updated(own) => *own,
+                    _ => continue,
+                };
+                for related in row.related.iter().filter(|r| r.table == table) {
+                    records.extend(related.records.iter().map(|r| (own, r.as_slice())));
+                }
+            }
+            if !records.is_empty() {
+                let t = TableRef { sql_name: super::otm_table(&def.name), def, recipient: None };
+                self.upsert_records_of_recipients(turn, &t, &records).await?;
+            }
+        }
+        Ok(())
     }
 
     /// A table's records, written as `:batchUpdateRecords` writes them (one multi-row statement
@@ -129,7 +164,7 @@ impl TenantDb {
                 Ok(_) => match written.next() {
                     Some(EntryOutcome::Created) => RowOutcome::Created(None),
                     Some(EntryOutcome::Invalid(message)) => RowOutcome::Rejected(Refusal::of(None, message)),
-                    Some(_) => RowOutcome::Updated,
+                    Some(_) => RowOutcome::Updated(0),
                     None => return Err(StoreError::Invalid("a batch of records came back short".into())),
                 },
             });
@@ -163,7 +198,7 @@ impl TenantDb {
                     counts.created += 1;
                     created.push(key);
                 }
-                RowOutcome::Updated => counts.updated += 1,
+                RowOutcome::Updated(_) => counts.updated += 1,
                 RowOutcome::Rejected(refusal) => {
                     if batch.rejected_before + counts.rejected < MAX_RECORDED_ERRORS {
                         let query = sqlx::query(&insert_error).bind(batch.import_id).bind(row.row);
@@ -234,19 +269,19 @@ impl TenantDb {
                     let write = sorted(values.iter().filter(|(i, v)| *i != id_index && existing.values[*i] != *v).cloned());
                     let own = existing.own;
                     if write.columns.is_empty() {
-                        Some(RowOutcome::Updated)
+                        Some(RowOutcome::Updated(own))
                     } else if careful {
                         match self.write_carefully(turn, model, Some(own), &write).await? {
                             Ok(_) => {
                                 existing.values_from(&write);
-                                Some(RowOutcome::Updated)
+                                Some(RowOutcome::Updated(own))
                             }
                             Err(refusal) => Some(RowOutcome::Rejected(refusal)),
                         }
                     } else {
                         existing.values_from(&write);
                         update = Some((own, write));
-                        Some(RowOutcome::Updated)
+                        Some(RowOutcome::Updated(own))
                     }
                 }
                 None => {

@@ -23,7 +23,7 @@ pub use extensions::{ExecutionLog, ExtensionRecord};
 pub use flow_runs::{FlowRun, NewFlowRun, RunProgress, RunState};
 pub use flows::StoredFlow;
 pub use global_data::GlobalValue;
-pub use import_rows::{BatchOutcome, ImportBatch, ImportRow, Refusal};
+pub use import_rows::{BatchOutcome, ImportBatch, ImportRow, Refusal, Related};
 pub use imports::{ImportCounts, ImportRecord, ImportStart, ImportState, NewImport, RejectedRow, IMPORT_CHUNK_BYTES, MAX_RECORDED_ERRORS};
 pub use media_files::{Applied, MediaChange, SharedArea, FOLDER_DIGEST};
 pub use monitors::{MonitorRun, KEPT_RUNS};

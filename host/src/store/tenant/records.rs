@@ -14,6 +14,9 @@ use crate::store::{StoreError, StoreResult};
 /// A record's values in the table's field order.
 pub type Record = Vec<Value>;
 
+/// A row to write and, in a One-To-Many table, its recipient's key.
+type ScopedRow<'r> = (Option<i64>, &'r [(usize, Value)]);
+
 /// Which table, and for a One-To-Many table, which recipient's records.
 pub struct TableRef<'a> {
     pub sql_name: String,
@@ -174,6 +177,38 @@ impl TenantDb {
         Ok(outcomes)
     }
 
+    /// Upserts One-To-Many records of many recipients (each its recipient's key and a record
+    /// with its identifier) into table `t` (its `recipient` unused), in order: one multi-row
+    /// statement for each run of records with the same fields and no record twice.
+    pub(super) async fn upsert_records_of_recipients(
+        &self,
+        conn: &mut AnyConnection,
+        t: &TableRef<'_>,
+        records: &[(i64, &[(usize, Value)])],
+    ) -> StoreResult<()> {
+        let id_index = t.id_index();
+        let per_statement = (30_000 / (t.def.fields.len() + 2)).clamp(1, ROWS_PER_STATEMENT);
+        let mut run: Vec<ScopedRow<'_>> = Vec::new();
+        let (mut fields, mut seen) = (Vec::new(), std::collections::HashSet::new());
+        for (recipient, record) in records {
+            let shape: Vec<usize> = record.iter().map(|(i, _)| *i).collect();
+            let id = record.iter().find(|(i, _)| *i == id_index).map_or(String::new(), |(_, v)| id_key(v));
+            let key = (*recipient, id);
+            if !run.is_empty() && (shape != fields || seen.contains(&key) || run.len() >= per_statement) {
+                insert_rows(conn, self.db.dialect, t, &fields, &run).await?;
+                run.clear();
+                seen.clear();
+            }
+            fields = shape;
+            seen.insert(key);
+            run.push((Some(*recipient), record));
+        }
+        if !run.is_empty() {
+            insert_rows(conn, self.db.dialect, t, &fields, &run).await?;
+        }
+        Ok(())
+    }
+
     pub async fn delete_record(&self, t: &TableRef<'_>, id: &Value) -> StoreResult<bool> {
         let sql = self.db.sql_string(format!("DELETE FROM {} WHERE {}", t.sql_name, t.scope(true)));
         let mut turn = self.db.group.single_write().await?;
@@ -322,7 +357,7 @@ async fn upsert_at_once(
     let per_statement = (30_000 / (t.def.fields.len() + 1)).clamp(1, ROWS_PER_STATEMENT);
     for (fields, members) in &shapes {
         for chunk in members.chunks(per_statement) {
-            let rows: Vec<&[(usize, Value)]> = chunk.iter().map(|i| entries[*i].as_ref().expect("valid").as_slice()).collect();
+            let rows: Vec<ScopedRow<'_>> = chunk.iter().map(|i| (t.recipient, entries[*i].as_ref().expect("valid").as_slice())).collect();
             if let Err(e) = insert_rows(&mut sp, dialect, t, fields, &rows).await {
                 return at_once_failed(e);
             }
@@ -391,11 +426,12 @@ async fn insert_rows(
     dialect: Dialect,
     t: &TableRef<'_>,
     fields: &[usize],
-    rows: &[&[(usize, Value)]],
+    rows: &[ScopedRow<'_>],
 ) -> Result<(), sqlx::Error> {
     let mut names: Vec<String> = fields.iter().map(|i| column(&t.def.fields[*i].name)).collect();
     let mut conflict = vec![column(&t.def.identifier().name)];
-    if t.recipient.is_some() {
+    // A One-To-Many table's rows each name their recipient.
+    if rows.iter().any(|(recipient, _)| recipient.is_some()) {
         names.insert(0, "_recipient".into());
         conflict.insert(0, "_recipient".into());
     }
@@ -413,9 +449,9 @@ async fn insert_rows(
     );
     let sql = sql_for(dialect, &sql);
     let mut q = sqlx::query(&sql);
-    for row in rows {
-        if let Some(r) = t.recipient {
-            q = q.bind(r);
+    for (recipient, row) in rows {
+        if let Some(r) = recipient {
+            q = q.bind(*r);
         }
         for (i, v) in row.iter() {
             q = bind_typed(q, v, t.def.fields[*i].ty);

@@ -110,10 +110,7 @@ fn values_line(
             csv_line(cells.iter().map(String::as_str), buf);
         }
         ExportFormat::Ndjson => {
-            let mut object = serde_json::Map::with_capacity(fields.len());
-            for i in fields {
-                object.insert(names[*i].to_string(), values[*i].to_json(formats));
-            }
+            let object = values_object(names, formats, fields, values);
             let line = match wrapper {
                 Some(name) => serde_json::json!({ name: object }),
                 None => serde_json::Value::Object(object),
@@ -122,6 +119,41 @@ fn values_line(
             buf.push(b'\n');
         }
     }
+}
+
+fn values_object(names: &[&str], formats: &Formats, fields: &[usize], values: &[Value]) -> serde_json::Map<String, serde_json::Value> {
+    let mut object = serde_json::Map::with_capacity(fields.len());
+    for i in fields {
+        object.insert(names[*i].to_string(), values[*i].to_json(formats));
+    }
+    object
+}
+
+/// One recipient with its records of One-To-Many `tables` (NDJSON only):
+/// `{"personData": {...}, "<table>": [{record}, ...], ...}`, as an import reads it back.
+pub fn row_with_records(model: &Model, fields: &[usize], r: &Recipient, tables: &[usize], records: &[Vec<Vec<Value>>], buf: &mut Vec<u8>) {
+    let names: Vec<&str> = model.def.person_data.iter().map(|f| f.name.as_str()).collect();
+    let mut line = serde_json::Map::with_capacity(1 + tables.len());
+    line.insert("personData".into(), serde_json::Value::Object(values_object(&names, &model.formats, fields, &r.values)));
+    for (table, records) in tables.iter().zip(records) {
+        let def = &model.def.one_to_many[*table];
+        let names: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+        let all: Vec<usize> = (0..names.len()).collect();
+        let list = records.iter().map(|values| serde_json::Value::Object(values_object(&names, &model.formats, &all, values))).collect();
+        line.insert(def.name.clone(), serde_json::Value::Array(list));
+    }
+    serde_json::to_writer(&mut *buf, &line).expect("JSON values serialise");
+    buf.push(b'\n');
+}
+
+/// The One-To-Many tables (indexes) an export names; the error names every unknown one.
+pub fn one_to_many_tables(model: &Model, names: &[String]) -> Result<Vec<usize>, String> {
+    let tables = &model.def.one_to_many;
+    let unknown: Vec<&str> = names.iter().filter(|n| !tables.iter().any(|t| &t.name == *n)).map(String::as_str).collect();
+    if !unknown.is_empty() {
+        return Err(format!("'oneToMany' names tables the instance does not have: {}", unknown.join(", ")));
+    }
+    Ok(names.iter().map(|n| tables.iter().position(|t| &t.name == n).expect("checked above")).collect())
 }
 
 fn csv_line<'a>(cells: impl Iterator<Item = &'a str>, buf: &mut Vec<u8>) {

@@ -180,6 +180,9 @@ fn batch_delete() {}
 async fn export(t: &Tenant, scope: &TableRef<'_>, body: &[u8]) -> ApiResult<Response> {
     use crate::domain::export::{self, ExportFormat};
     let request = crate::http::recipients::ExportRequest::read(body)?;
+    if request.one_to_many.is_some() {
+        return Err(ApiError::bad("'oneToMany' is for exports of recipients: a Global Data Table's records have none"));
+    }
     let fields = export::table_fields(scope.def, request.fields.as_deref()).map_err(ApiError::BadRequest)?;
     let format = ExportFormat::parse(request.format.as_deref().unwrap_or("csv")).map_err(ApiError::BadRequest)?;
     let condition = filter_condition(request.filter.as_deref(), scope.def, t)?;

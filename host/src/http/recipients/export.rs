@@ -1,9 +1,10 @@
 //! `POST /recipients/:export`: the recipients a filter selects, streamed in one answer as CSV or
 //! NDJSON (`stream.rs`), for moving an instance's people out in one call instead of pages.
 //!
-//! Body `{"filter": "<rsql>", "fields": ["EMAIL", ...], "format": "csv" | "ndjson"}`, every member
-//! optional: no filter exports everyone, no fields every Person Data field (in the model's order),
-//! the format is CSV unless asked (the formats: `domain::export`). The export reads one snapshot: rows written while it runs are in it whole or not
+//! Body `{"filter": "<rsql>", "fields": ["EMAIL", ...], "format": "csv" | "ndjson", "oneToMany":
+//! ["PURCHASES"]}`, every member optional: no filter exports everyone, no fields every Person Data
+//! field (in the model's order), the format is CSV unless asked (the formats: `domain::export`),
+//! One-To-Many records only when asked (NDJSON only). The export reads one snapshot: rows written while it runs are in it whole or not
 //! at all. It counts as one call against the daily cap.
 
 use axum::extract::{RawQuery, State};
@@ -28,6 +29,11 @@ pub(crate) struct ExportRequest {
     pub fields: Option<Vec<String>>,
     /// `csv` (the default) or `ndjson`.
     pub format: Option<String>,
+    /// Recipients only, NDJSON only: the One-To-Many tables whose records each line carries
+    /// under the table's name (`{"personData": {...}, "PURCHASES": [{...}]}`), as an import reads
+    /// them back.
+    #[serde(rename = "oneToMany")]
+    pub one_to_many: Option<Vec<String>>,
 }
 
 impl ExportRequest {
@@ -66,10 +72,18 @@ pub(super) async fn method(
         Ok(body) => body.to_bytes(),
         Err(_) => return Err(ApiError::PayloadTooLarge),
     };
-    let ExportRequest { filter, fields, format } = ExportRequest::read(&body)?;
+    let ExportRequest { filter, fields, format, one_to_many } = ExportRequest::read(&body)?;
     let tenant = caller.tenant.clone();
     let fields = export::fields(&tenant.model, fields.as_deref()).map_err(ApiError::BadRequest)?;
     let format = ExportFormat::parse(format.as_deref().unwrap_or("csv")).map_err(ApiError::BadRequest)?;
+    let tables = export::one_to_many_tables(&tenant.model, one_to_many.as_deref().unwrap_or_default()).map_err(ApiError::BadRequest)?;
+    if !tables.is_empty() {
+        if format != ExportFormat::Ndjson {
+            return Err(ApiError::bad("One-To-Many records are exported in NDJSON only: add \"format\": \"ndjson\""));
+        }
+        let condition = filter_condition(filter.as_deref(), &tenant.model.def, &tenant)?;
+        return Ok(stream::rows_with_records(tenant, condition, fields, tables).await?.into_response());
+    }
     let file = format!("recipients.{}", format.extension());
     let encoding = Encoding::Export(format, fields);
     let condition = filter_condition(filter.as_deref(), &tenant.model.def, &tenant)?;

@@ -78,7 +78,7 @@ pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>
 
 pub(super) async fn rows(tenant: Arc<Tenant>, condition: Option<Condition>, encoding: Encoding) -> ApiResult<Response> {
     let content_type = encoding.content_type();
-    let (tx, mut rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
+    let (tx, rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
     tokio::spawn(async move {
         let sql = tenant.db.recipients_sql(&tenant.model, condition.as_ref());
         let mut reader = match tenant.db.stream_reader().await {
@@ -113,6 +113,65 @@ pub(super) async fn rows(tenant: Arc<Tenant>, condition: Option<Condition>, enco
         encoding.end(&mut buf);
         let _ = tx.send(Ok(Bytes::from(buf))).await;
     });
+    respond(rx, content_type).await
+}
+
+/// Recipients with their One-To-Many records (`fields` of each, the records of `tables`), as
+/// NDJSON: read page by page in one read transaction (`TenantDb::export_page`), one snapshot.
+pub(super) async fn rows_with_records(
+    tenant: Arc<Tenant>,
+    condition: Option<Condition>,
+    fields: Vec<usize>,
+    tables: Vec<usize>,
+) -> ApiResult<Response> {
+    const PAGE: i64 = 1000;
+    let (tx, rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
+    tokio::spawn(async move {
+        let mut reader = match tenant.db.stream_reader().await {
+            Ok(reader) => reader,
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+        };
+        let mut snapshot = match tenant.db.begin_snapshot(&mut reader).await {
+            Ok(snapshot) => snapshot,
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+        };
+        let (mut after, mut first) = (0i64, true);
+        let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
+        loop {
+            let page = match tenant.db.export_page(&mut snapshot, &tenant.model, condition.as_ref(), after, PAGE, &tables).await {
+                Ok(page) => page,
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
+            };
+            let last = page.len() < PAGE as usize;
+            for (r, records) in &page {
+                export::row_with_records(&tenant.model, &fields, r, &tables, records, &mut buf);
+                after = r.key;
+            }
+            // The first page goes out at once: it is what lets the answer start.
+            if (first || buf.len() >= CHUNK_BYTES || last) && tx.send(Ok(Bytes::from(std::mem::take(&mut buf)))).await.is_err() {
+                return; // the client went away
+            }
+            first = false;
+            if last {
+                return;
+            }
+        }
+    });
+    respond(rx, ExportFormat::Ndjson.content_type()).await
+}
+
+/// The answer whose body the producer behind `rx` writes: its status is decided by the first
+/// chunk (or error) the producer sends.
+async fn respond(mut rx: mpsc::Receiver<Result<Bytes, StoreError>>, content_type: &'static str) -> ApiResult<Response> {
     let head = match rx.recv().await {
         Some(Ok(bytes)) => bytes,
         Some(Err(e)) => return Err(e.into()),

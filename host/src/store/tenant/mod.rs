@@ -3,6 +3,7 @@
 
 mod codec;
 mod communications;
+mod export_pages;
 mod extensions;
 mod flow_runs;
 mod flows;
@@ -19,6 +20,7 @@ mod schema;
 mod secrets;
 
 pub use communications::Communication;
+pub use export_pages::RecipientWithRecords;
 pub use extensions::{ExecutionLog, ExtensionRecord};
 pub use flow_runs::{FlowRun, NewFlowRun, RunProgress, RunState};
 pub use flows::StoredFlow;

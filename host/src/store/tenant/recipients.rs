@@ -31,7 +31,7 @@ pub struct EventRecord {
 /// A field index into the model's Person Data and the value to store.
 pub type Assignment = (usize, Value);
 
-fn decode_recipient(model: &Model, row: &AnyRow) -> Result<Recipient, sqlx::Error> {
+pub(super) fn decode_recipient(model: &Model, row: &AnyRow) -> Result<Recipient, sqlx::Error> {
     let mut values = Vec::with_capacity(model.def.person_data.len());
     for (i, f) in model.def.person_data.iter().enumerate() {
         values.push(decode(row, i + 1, f.ty)?);

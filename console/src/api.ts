@@ -71,7 +71,7 @@ export async function signIn(clientId: string, secret: string): Promise<void> {
   changed();
 }
 
-async function errorOf(response: Response): Promise<ApiError> {
+export async function errorOf(response: Response): Promise<ApiError> {
   let message = `${response.status} ${response.statusText}`;
   try {
     const body = (await response.json()) as { message?: string };

@@ -7,6 +7,7 @@ import { Extension } from "./pages/Extension";
 import { Extensions } from "./pages/Extensions";
 import { Flow, FlowRun, Flows } from "./pages/Flows";
 import { GlobalData } from "./pages/GlobalData";
+import { Imports } from "./pages/Imports";
 import { Model } from "./pages/Model";
 import { Monitors } from "./pages/Monitors";
 import { QueueStatus } from "./pages/QueueStatus";
@@ -17,6 +18,7 @@ import "./style.css";
 const PAGES = [
   ["model", "Data model"],
   ["recipients", "Recipients"],
+  ["imports", "Imports"],
   ["extensions", "Extensions"],
   ["async", "Asynchronous calls"],
   ["flows", "Flows"],
@@ -29,6 +31,8 @@ function Page({ route }: { route: string[] }) {
   switch (page) {
     case "recipients":
       return rest[0] ? <Recipient id={rest[0]} key={rest[0]} /> : <Recipients />;
+    case "imports":
+      return <Imports />;
     case "extensions":
       if (rest[0] === "one" && rest[1]) return <Extension id={rest[1]} key={rest[1]} />;
       return <Extensions folder={rest[0] === "folder" ? (rest[1] ?? "") : ""} />;

@@ -105,6 +105,11 @@ async fn an_export_streams_what_a_filter_selects_as_csv_or_ndjson() {
     assert_eq!(r.status(), 415, "a body that is not JSON, as everywhere in the API");
     let r = api.request(Method::POST, "/recipients/1").send().await.unwrap();
     assert_eq!(r.status(), 405);
+    // A client may ask for the file it wants (the console does); a type the export cannot give is 406.
+    for (accept, status) in [("text/csv", 200), ("application/x-ndjson", 200), ("text/html", 406)] {
+        let r = api.request(Method::POST, "/recipients/:export").header(header::ACCEPT, accept).json(&json!({})).send().await.unwrap();
+        assert_eq!(r.status(), status, "Accept: {accept}");
+    }
 }
 
 /// `herald export` writes what the API's export answers, to a file or to standard output.

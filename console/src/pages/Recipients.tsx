@@ -4,6 +4,7 @@ import { api, segment } from "../api";
 import type { Json, JsonObject } from "../api";
 import { href, messageOf, useLoad } from "../hooks";
 import { Problem, Rows, Section, Show, show } from "../ui";
+import { exportRecipients } from "./Imports";
 
 interface Page {
   links: { rel: string; href: string }[];
@@ -41,6 +42,19 @@ export function Recipients() {
     load(`/recipients?${query}`);
   }
 
+  /** Every recipient the filter selects (not just this page), as a CSV file. */
+  async function download() {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await exportRecipients(filter);
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
   const link = (rel: string) => page?.links.find((l) => l.rel === rel)?.href;
 
   return (
@@ -59,6 +73,9 @@ export function Recipients() {
         </label>
         <button type="submit" disabled={busy}>
           Search
+        </button>
+        <button type="button" disabled={busy} onClick={download}>
+          Export CSV
         </button>
       </form>
       <Problem message={error} />

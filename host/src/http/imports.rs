@@ -44,6 +44,12 @@ pub fn takes_import_body(path: &str) -> bool {
     path.ends_with("/recipients/:import") || (path.ends_with("/:import") && path.contains("/globaldata/tables/"))
 }
 
+/// Whether `path` is an export, whose answer is a file (CSV or NDJSON), so that an `Accept` of
+/// those is admitted as well as JSON.
+pub fn answers_file(path: &str) -> bool {
+    path.ends_with("/recipients/:export") || (path.ends_with("/:export") && path.contains("/globaldata/tables/"))
+}
+
 #[derive(Deserialize, Default, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]

@@ -1,5 +1,6 @@
 //! Content negotiation for the JSON API: request bodies must be `application/json` in UTF-8
-//! (otherwise 415), an `Accept` header must admit JSON (otherwise 406), and JSON responses are
+//! (otherwise 415), an `Accept` header must admit JSON (otherwise 406; an export's may admit CSV or
+//! NDJSON instead), and JSON responses are
 //! labelled `application/json; charset=utf-8` (by `label_json`, which the router applies to all).
 
 use axum::extract::Request;
@@ -17,7 +18,9 @@ pub async fn json_only(request: Request, next: Next) -> Response {
     if has_body(headers) && !is_json(headers.get(header::CONTENT_TYPE)) && !super::imports::takes_import_body(request.uri().path()) {
         return ApiError::UnsupportedMediaType.into_response();
     }
-    if !accepts_json(headers.get_all(header::ACCEPT).iter()) {
+    let accepted = accepts_json(headers.get_all(header::ACCEPT).iter())
+        || (super::imports::answers_file(request.uri().path()) && accepts(headers.get_all(header::ACCEPT).iter(), EXPORT_TYPES));
+    if !accepted {
         return ApiError::NotAcceptable.into_response();
     }
     // The router labels JSON answers for every route (`label_json`), these included.
@@ -82,8 +85,16 @@ pub fn is_json(value: Option<&HeaderValue>) -> bool {
     })
 }
 
+/// What an export may answer besides JSON (its errors), for `Accept` to admit.
+const EXPORT_TYPES: &[&str] = &["*/*", "text/*", "text/csv", "application/*", "application/x-ndjson"];
+
 /// True when there is no `Accept`, or one of its ranges with a non-zero q admits JSON.
 pub fn accepts_json<'a>(values: impl Iterator<Item = &'a HeaderValue>) -> bool {
+    accepts(values, &["*/*", "application/*", "application/json"])
+}
+
+/// True when there is no `Accept`, or one of its ranges with a non-zero q is one of `ranges`.
+fn accepts<'a>(values: impl Iterator<Item = &'a HeaderValue>, ranges: &[&str]) -> bool {
     let mut any = false;
     for value in values {
         let Ok(text) = value.to_str() else { continue };
@@ -96,7 +107,7 @@ pub fn accepts_json<'a>(values: impl Iterator<Item = &'a HeaderValue>) -> bool {
             any = true;
             let refused =
                 parts.any(|p| p.split_once('=').is_some_and(|(k, v)| k.trim() == "q" && v.trim().parse::<f32>().is_ok_and(|q| q == 0.0)));
-            if !refused && matches!(media.as_str(), "*/*" | "application/*" | "application/json") {
+            if !refused && ranges.contains(&media.as_str()) {
                 return true;
             }
         }

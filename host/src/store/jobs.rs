@@ -340,7 +340,10 @@ impl ControlDb {
 
     /// Jobs whose node is gone (no heartbeat since `alive_since`, wall-clock milliseconds; or
     /// none recorded) go back to the queue once (at-least-once execution); a job interrupted
-    /// twice is failed with the reason. `own` is the calling node, never taken for gone. With
+    /// twice is failed with the reason. An import's stretch goes back however often it is
+    /// interrupted: it writes nothing twice (its batches compare-and-set the import's position),
+    /// and failing its job would leave the import running with nothing to run it, holding one of
+    /// the instance's two places for running imports. `own` is the calling node, never taken for gone. With
     /// `alive_since` = `i64::MAX`, every other node counts as gone: the restart of the one
     /// process that owns an SQLite queue. Returns (requeued, failed).
     pub async fn recover_jobs(&self, now: i64, alive_since: i64, own: &str) -> StoreResult<(u64, u64)> {
@@ -349,7 +352,7 @@ impl ControlDb {
         let fail = self.db.sql_string(format!(
             "UPDATE extension_jobs SET state = 'failed', finished_at = ?,
              outcome = 'interrupted by a restart twice; not retried again'
-             WHERE attempts >= 2 AND {ORPHANED}"
+             WHERE attempts >= 2 AND kind <> 'import' AND {ORPHANED}"
         ));
         let requeue =
             self.db.sql_string(format!("UPDATE extension_jobs SET state = 'queued', started_at = NULL, node = NULL WHERE {ORPHANED}"));
@@ -464,5 +467,27 @@ mod tests {
         }
         assert!(matches!(&claimed[1].payload, JobPayload::Unsupported(kind) if kind == "flow-step"));
         assert_eq!(control.job(&"1".repeat(32)).await.unwrap().unwrap().door, Some(Door::Open));
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_import_goes_back_however_often_and_other_jobs_fail_the_second_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
+        let job =
+            |id: &str, payload| NewJob { id: id.repeat(32), customer_id: "demo".into(), extension: String::new(), accepted_at: 1, payload };
+        let jobs = [job("1", JobPayload::Import(r#"{"import": "i"}"#.into())), job("2", JobPayload::Flow("{}".into()))];
+        control.insert_jobs(&jobs).await.unwrap();
+        // Each round: claimed by a node that then stops, recovered by the next start.
+        let mut rounds = Vec::new();
+        for _ in 0..3 {
+            let claimed = control.claim_jobs("demo", 10, 2, "gone").await.unwrap().len();
+            rounds.push((claimed, control.recover_jobs(3, i64::MAX, "own").await.unwrap()));
+        }
+        assert_eq!(rounds, vec![(2, (2, 0)), (2, (1, 1)), (1, (1, 0))]);
+        let states: Vec<(String, String)> = sqlx::query_as("SELECT kind, state FROM extension_jobs ORDER BY id")
+            .fetch_all(&mut *control.db.writer().await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(states, [("import".to_string(), "queued".to_string()), ("flow".to_string(), "failed".to_string())]);
     }
 }

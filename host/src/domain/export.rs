@@ -82,21 +82,21 @@ fn names_header(format: ExportFormat, names: &[&str], fields: &[usize], buf: &mu
     }
 }
 
-/// One recipient (a `{"personData": {...}}` line in NDJSON).
+/// One recipient (a `{"personData": {...}}` line in NDJSON). Called for every row of an export:
+/// field names are looked up in place rather than gathered per row.
 pub fn row(format: ExportFormat, model: &Model, fields: &[usize], r: &Recipient, buf: &mut Vec<u8>) {
-    let names: Vec<&str> = model.def.person_data.iter().map(|f| f.name.as_str()).collect();
-    values_line(format, &names, &model.formats, fields, &r.values, Some("personData"), buf);
+    let names = |i: usize| model.def.person_data[i].name.as_str();
+    values_line(format, names, &model.formats, fields, &r.values, Some("personData"), buf);
 }
 
 /// One record of a table (the record itself a line in NDJSON, as a record's body).
 pub fn table_row(format: ExportFormat, table: &TableDef, formats: &Formats, fields: &[usize], values: &[Value], buf: &mut Vec<u8>) {
-    let names: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
-    values_line(format, &names, formats, fields, values, None, buf);
+    values_line(format, |i| table.fields[i].name.as_str(), formats, fields, values, None, buf);
 }
 
-fn values_line(
+fn values_line<'n>(
     format: ExportFormat,
-    names: &[&str],
+    names: impl Fn(usize) -> &'n str,
     formats: &Formats,
     fields: &[usize],
     values: &[Value],
@@ -121,10 +121,15 @@ fn values_line(
     }
 }
 
-fn values_object(names: &[&str], formats: &Formats, fields: &[usize], values: &[Value]) -> serde_json::Map<String, serde_json::Value> {
+fn values_object<'n>(
+    names: impl Fn(usize) -> &'n str,
+    formats: &Formats,
+    fields: &[usize],
+    values: &[Value],
+) -> serde_json::Map<String, serde_json::Value> {
     let mut object = serde_json::Map::with_capacity(fields.len());
     for i in fields {
-        object.insert(names[*i].to_string(), values[*i].to_json(formats));
+        object.insert(names(*i).to_string(), values[*i].to_json(formats));
     }
     object
 }
@@ -132,14 +137,14 @@ fn values_object(names: &[&str], formats: &Formats, fields: &[usize], values: &[
 /// One recipient with its records of One-To-Many `tables` (NDJSON only):
 /// `{"personData": {...}, "<table>": [{record}, ...], ...}`, as an import reads it back.
 pub fn row_with_records(model: &Model, fields: &[usize], r: &Recipient, tables: &[usize], records: &[Vec<Vec<Value>>], buf: &mut Vec<u8>) {
-    let names: Vec<&str> = model.def.person_data.iter().map(|f| f.name.as_str()).collect();
+    let names = |i: usize| model.def.person_data[i].name.as_str();
     let mut line = serde_json::Map::with_capacity(1 + tables.len());
-    line.insert("personData".into(), serde_json::Value::Object(values_object(&names, &model.formats, fields, &r.values)));
+    line.insert("personData".into(), serde_json::Value::Object(values_object(names, &model.formats, fields, &r.values)));
     for (table, records) in tables.iter().zip(records) {
         let def = &model.def.one_to_many[*table];
-        let names: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
-        let all: Vec<usize> = (0..names.len()).collect();
-        let list = records.iter().map(|values| serde_json::Value::Object(values_object(&names, &model.formats, &all, values))).collect();
+        let all: Vec<usize> = (0..def.fields.len()).collect();
+        let names = |i: usize| def.fields[i].name.as_str();
+        let list = records.iter().map(|values| serde_json::Value::Object(values_object(names, &model.formats, &all, values))).collect();
         line.insert(def.name.clone(), serde_json::Value::Array(list));
     }
     serde_json::to_writer(&mut *buf, &line).expect("JSON values serialise");

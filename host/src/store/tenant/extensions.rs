@@ -251,10 +251,12 @@ impl TenantDb {
         Ok(())
     }
 
-    /// The newest executions of an extension, newest first.
+    /// The newest executions of an extension, newest first. Ordered by when each ended, not by
+    /// when it was written: a failed execution's log is written at once, a successful one's a
+    /// little later by the log writer (`runtime/logs.rs`), so ids do not follow the calls.
     pub async fn execution_logs(&self, extension: &str, limit: u32) -> StoreResult<Vec<ExecutionLog>> {
         let sql = self.db.sql(
-            "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input FROM _extension_logs WHERE extension = ? ORDER BY id DESC LIMIT ?",
+            "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input FROM _extension_logs WHERE extension = ? ORDER BY at DESC, id DESC LIMIT ?",
         );
         let rows = sqlx::query(&sql).bind(extension).bind(i64::from(limit)).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows

@@ -42,7 +42,7 @@ echo "== the API against its OpenAPI documents (schemathesis) and the reference 
 scripts/contract.sh target/debug/herald
 
 echo "== the end-to-end suite on PostgreSQL"
-# The tests of several nodes (tests/tests/cluster.rs) put three servers behind HAProxy, from
+# The tests of several nodes (tests/it/cluster.rs) put three servers behind HAProxy, from
 # Debian's packages.
 if ! command -v haproxy >/dev/null 2>&1; then
     sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
@@ -51,7 +51,7 @@ if ! command -v haproxy >/dev/null 2>&1; then
 fi
 url=$(scripts/postgres.sh)
 # A second, small private cluster (max_connections 30) for the test of two nodes serving 300
-# instances within their connection settings (tests/tests/tenancy.rs).
+# instances within their connection settings (tests/it/tenancy.rs).
 small_cluster() { HERALD_PG_PRIVATE=1 HERALD_PG_DIR="$PWD/target/postgres-small" HERALD_PG_PORT=55433 HERALD_PG_MAX_CONNECTIONS=30 scripts/postgres.sh "$@"; }
 trap 'scripts/postgres.sh stop; small_cluster stop' EXIT
 small=$(small_cluster)

@@ -35,7 +35,7 @@ pub fn bind<'q>(query: AnyQuery<'q>, value: &Value) -> AnyQuery<'q> {
 /// itself: a connection prepares a statement once, with the parameter types of its first call,
 /// and a later call of the same statement with a number in that place was refused ("incorrect
 /// binary data format in bind parameter"), a 500 that depended on which pooled connection served
-/// the call. `null_number_and_number_share_a_statement` (tests/tests/global_data.rs) fails if an
+/// the call. `null_number_and_number_share_a_statement` (tests/it/global_data.rs) fails if an
 /// upgrade of sqlx changes this.
 const NULL_DOUBLE: Option<f32> = None;
 

@@ -5,7 +5,6 @@
 use std::io::Write;
 
 use anyhow::Context;
-use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::open_instance;
@@ -37,16 +36,15 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} recipients ({per_sec})")
             .expect("valid template"),
     );
-    let sql = tenant.db.recipients_sql(model, condition.as_ref());
-    let mut reader = tenant.db.stream_reader().await?;
-    let rows = tenant.db.recipients_stream(&mut reader, model, condition.as_ref(), &sql);
-    futures_util::pin_mut!(rows);
+    let mut batches = tenant.db.recipient_batches(model, condition.as_ref());
     let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
     export::header(format, model, &fields, &mut buf);
     let mut written = 0u64;
-    while let Some(row) = rows.next().await {
-        export::row(format, model, &fields, &row?, &mut buf);
-        written += 1;
+    while let Some(batch) = batches.recv().await {
+        for r in &batch? {
+            export::row(format, model, &fields, r, &mut buf);
+            written += 1;
+        }
         if buf.len() >= CHUNK_BYTES {
             out.write_all(&buf)?;
             buf.clear();

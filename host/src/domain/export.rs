@@ -7,6 +7,7 @@
 
 use crate::model::{Formats, Model, TableDef, Value};
 use crate::store::tenant::Recipient;
+use crate::values::value::number_to_json;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
@@ -105,9 +106,13 @@ fn values_line<'n>(
 ) {
     match format {
         ExportFormat::Csv => {
-            let cells: Vec<String> =
-                fields.iter().map(|i| if values[*i].is_null() { String::new() } else { values[*i].to_text(formats) }).collect();
-            csv_line(cells.iter().map(String::as_str), buf);
+            for (n, i) in fields.iter().enumerate() {
+                if n > 0 {
+                    buf.push(b',');
+                }
+                csv_value(&values[*i], formats, buf);
+            }
+            buf.extend_from_slice(b"\r\n");
         }
         ExportFormat::Ndjson => {
             let object = values_object(names, formats, fields, values);
@@ -166,25 +171,69 @@ fn csv_line<'a>(cells: impl Iterator<Item = &'a str>, buf: &mut Vec<u8>) {
         if i > 0 {
             buf.push(b',');
         }
-        if cell.contains([',', '"', '\r', '\n']) || cell.starts_with(' ') || cell.ends_with(' ') {
-            buf.push(b'"');
-            buf.extend_from_slice(cell.replace('"', "\"\"").as_bytes());
-            buf.push(b'"');
-        } else {
-            buf.extend_from_slice(cell.as_bytes());
-        }
+        csv_cell(cell, buf);
     }
     buf.extend_from_slice(b"\r\n");
 }
 
+/// A value as a cell, in its API text form, written in place: this runs for every cell of an
+/// export, so text is not copied and numbers go straight into the buffer.
+fn csv_value(value: &Value, formats: &Formats, buf: &mut Vec<u8>) {
+    match value {
+        Value::Null => {}
+        Value::Text(text) => csv_cell(text, buf),
+        // A number that is not finite is never stored (`Value::checked`): it would be an empty cell.
+        Value::Number(n) => {
+            if let serde_json::Value::Number(number) = number_to_json(*n) {
+                serde_json::to_writer(&mut *buf, &number).expect("numbers serialise")
+            }
+        }
+        Value::Bool(b) => buf.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Date(_) | Value::Timestamp(_) => csv_cell(&value.to_text(formats), buf),
+    }
+}
+
+/// One cell, quoted when it holds a comma, a quote, a line break or spaces at either end.
+fn csv_cell(cell: &str, buf: &mut Vec<u8>) {
+    if cell.contains([',', '"', '\r', '\n']) || cell.starts_with(' ') || cell.ends_with(' ') {
+        buf.push(b'"');
+        buf.extend_from_slice(cell.replace('"', "\"\"").as_bytes());
+        buf.push(b'"');
+    } else {
+        buf.extend_from_slice(cell.as_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::csv_line;
+    use super::{csv_line, csv_value};
+    use crate::model::{Formats, Value};
 
     #[test]
     fn cells_are_quoted_when_they_must_be() {
         let mut buf = Vec::new();
         csv_line(["plain", "a,b", "say \"hi\"", "two\nlines", " pad", ""].into_iter(), &mut buf);
         assert_eq!(String::from_utf8(buf).unwrap(), "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\" pad\",\r\n");
+    }
+
+    #[test]
+    fn values_are_written_as_the_api_writes_them() {
+        let formats = Formats::new("dd.MM.yyyy", "dd.MM.yyyy HH:mm:ss").unwrap();
+        let values = [
+            Value::Number(42.0),
+            Value::Number(-1.5),
+            Value::Bool(true),
+            Value::Null,
+            Value::Text("a \"b\"".into()),
+            Value::Date(chrono::NaiveDate::from_ymd_opt(2024, 1, 2).unwrap()),
+        ];
+        for value in values {
+            let mut cell = Vec::new();
+            csv_value(&value, &formats, &mut cell);
+            let mut expected = Vec::new();
+            csv_line([value.to_text(&formats)].iter().map(String::as_str), &mut expected);
+            expected.truncate(expected.len() - 2);
+            assert_eq!(String::from_utf8(cell).unwrap(), String::from_utf8(expected).unwrap(), "{value:?}");
+        }
     }
 }

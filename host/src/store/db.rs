@@ -37,6 +37,9 @@ pub use crate::rsql::Dialect;
 pub struct Db {
     conns: Conns,
     pub dialect: Dialect,
+    /// The SQLite file (none on PostgreSQL), for the scans that read it without sqlx
+    /// (`tenant/sqlite_scan.rs`).
+    file: Option<std::sync::Arc<Path>>,
     /// The group commit of the frequent small writes (recipients, records, runs): `group.rs`.
     pub group: GroupCommit,
 }
@@ -206,7 +209,7 @@ impl Db {
         let read = reader_pool(readers).connect_lazy(&url("rw"))?;
         let background_read = reader_pool(background).connect_lazy(&url("rw"))?;
         let conns = Conns::Own { read, background_read, write };
-        Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Sqlite), conns, dialect: Dialect::Sqlite })
+        Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Sqlite), conns, dialect: Dialect::Sqlite, file: Some(path.into()) })
     }
 
     /// A pool of its own on `url` whose connections work in `schema`, created if missing (the
@@ -233,7 +236,7 @@ impl Db {
             .connect(url)
             .await?;
         let conns = Conns::Own { read: pool.clone(), background_read: pool.clone(), write: pool };
-        Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Postgres), conns, dialect: Dialect::Postgres })
+        Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Postgres), conns, dialect: Dialect::Postgres, file: None })
     }
 
     /// Instance schema `schema` on the node's shared pool. With `create`, the schema is created
@@ -241,7 +244,7 @@ impl Db {
     /// whose data is gone answers 503 rather than work on an empty schema).
     pub async fn open_shared(schema: SchemaPool, create: bool) -> Result<Db, sqlx::Error> {
         let conns = Conns::Shared(schema.clone());
-        let db = Db { group: GroupCommit::start(conns.clone(), Dialect::Postgres), conns, dialect: Dialect::Postgres };
+        let db = Db { group: GroupCommit::start(conns.clone(), Dialect::Postgres), conns, dialect: Dialect::Postgres, file: None };
         if create {
             let mut conn = db.writer().await?;
             create_schema(&mut conn, schema.schema()).await?;
@@ -301,6 +304,11 @@ impl Db {
             background_read.close().await;
             write.close().await;
         }
+    }
+
+    /// The SQLite file of this database (none on PostgreSQL).
+    pub fn sqlite_file(&self) -> Option<&Path> {
+        self.file.as_deref()
     }
 
     /// Connections of this database's own pools: (open, idle), for the operator's metrics.

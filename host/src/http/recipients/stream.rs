@@ -1,8 +1,7 @@
 //! Streaming many recipients (the unpaged Recipients collection as a JSON array, and exports as CSV
-//! or NDJSON): rows go from the database to the socket in 64 KiB chunks through a small bounded
-//! channel, so a slow client slows the query instead of the server buffering the whole answer.
-//! One query on one connection reads them all: a consistent snapshot, so rows written meanwhile
-//! are in it whole or not at all.
+//! or NDJSON): rows come from the store in batches (`TenantDb::recipient_batches`: one statement,
+//! one snapshot) and go to the socket in 64 KiB chunks through a small bounded channel, so a slow
+//! client slows the query instead of the server buffering the whole answer.
 //!
 //! The status is decided by the query, not guessed before it: the answer starts only once the
 //! query has produced its first row (or its end), so a query that fails at once (an unreachable
@@ -79,34 +78,26 @@ pub(super) async fn json_array(tenant: Arc<Tenant>, condition: Option<Condition>
 pub(super) async fn rows(tenant: Arc<Tenant>, condition: Option<Condition>, encoding: Encoding) -> ApiResult<Response> {
     let content_type = encoding.content_type();
     let (tx, rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
+    let mut batches = tenant.db.recipient_batches(&tenant.model, condition.as_ref());
     tokio::spawn(async move {
-        let sql = tenant.db.recipients_sql(&tenant.model, condition.as_ref());
-        let mut reader = match tenant.db.stream_reader().await {
-            Ok(reader) => reader,
-            Err(e) => {
-                let _ = tx.send(Err(e)).await;
-                return;
-            }
-        };
-        let rows = tenant.db.recipients_stream(&mut reader, &tenant.model, condition.as_ref(), &sql);
-        futures_util::pin_mut!(rows);
         let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
         encoding.start(&tenant.model, &mut buf);
         let mut first = true;
-        while let Some(row) = rows.next().await {
-            match row {
-                Ok(r) => {
-                    encoding.row(&tenant.model, &r, first, &mut buf);
-                    // The first row goes out at once: it is what lets the answer start.
-                    let full = first || buf.len() >= CHUNK_BYTES;
-                    first = false;
-                    if full && tx.send(Ok(Bytes::from(std::mem::take(&mut buf)))).await.is_err() {
-                        return; // the client went away
-                    }
-                }
+        while let Some(batch) = batches.recv().await {
+            let batch = match batch {
+                Ok(batch) => batch,
                 Err(e) => {
                     let _ = tx.send(Err(e)).await;
                     return;
+                }
+            };
+            for r in &batch {
+                encoding.row(&tenant.model, r, first, &mut buf);
+                // The first row goes out at once: it is what lets the answer start.
+                let full = first || buf.len() >= CHUNK_BYTES;
+                first = false;
+                if full && tx.send(Ok(Bytes::from(std::mem::replace(&mut buf, Vec::with_capacity(CHUNK_BYTES + 4096))))).await.is_err() {
+                    return; // the client went away
                 }
             }
         }

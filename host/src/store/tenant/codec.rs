@@ -24,9 +24,29 @@ pub fn bind<'q>(query: AnyQuery<'q>, value: &Value) -> AnyQuery<'q> {
         Value::Text(s) => query.bind(s.clone()),
         Value::Number(n) => query.bind(*n),
         Value::Bool(b) => query.bind(*b),
-        Value::Date(d) => query.bind(d.format(DATE).to_string()),
-        Value::Timestamp(t) => query.bind(t.format(TIMESTAMP).to_string()),
+        Value::Date(d) => query.bind(date_text(*d)),
+        Value::Timestamp(t) => query.bind(timestamp_text(*t)),
     }
+}
+
+/// A date as it is stored.
+pub fn date_text(d: NaiveDate) -> String {
+    d.format(DATE).to_string()
+}
+
+/// A timestamp as it is stored.
+pub fn timestamp_text(t: NaiveDateTime) -> String {
+    t.format(TIMESTAMP).to_string()
+}
+
+/// A stored date's text read back; the error says what is malformed.
+pub fn stored_date(text: &str) -> Result<NaiveDate, String> {
+    NaiveDate::parse_from_str(text, DATE).map_err(|_| format!("stored date '{text}' is malformed"))
+}
+
+/// A stored timestamp's text read back; the error says what is malformed.
+pub fn stored_timestamp(text: &str) -> Result<NaiveDateTime, String> {
+    NaiveDateTime::parse_from_str(text, TIMESTAMP).map_err(|_| format!("stored timestamp '{text}' is malformed"))
 }
 
 /// A NULL that reaches PostgreSQL as a DOUBLE PRECISION parameter, as a number (an `f64`) does.
@@ -57,18 +77,18 @@ pub fn bind_all<'q>(mut query: AnyQuery<'q>, values: &[Value]) -> AnyQuery<'q> {
 
 /// Reads column `index` of `row` as a value of type `ty`.
 pub fn decode(row: &AnyRow, index: usize, ty: FieldType) -> Result<Value, sqlx::Error> {
-    let corrupt = |what: &str, text: &str| sqlx::Error::Decode(format!("stored {what} '{text}' is malformed").into());
+    let corrupt = |message: String| sqlx::Error::Decode(message.into());
     Ok(match ty {
         FieldType::String => row.try_get::<Option<String>, _>(index)?.map_or(Value::Null, Value::Text),
         FieldType::Number => row.try_get::<Option<f64>, _>(index)?.map_or(Value::Null, Value::Number),
         FieldType::Boolean => get_bool(row, index)?.map_or(Value::Null, Value::Bool),
         FieldType::Date => match row.try_get::<Option<String>, _>(index)? {
             None => Value::Null,
-            Some(s) => Value::Date(NaiveDate::parse_from_str(&s, DATE).map_err(|_| corrupt("date", &s))?),
+            Some(s) => Value::Date(stored_date(&s).map_err(corrupt)?),
         },
         FieldType::Timestamp => match row.try_get::<Option<String>, _>(index)? {
             None => Value::Null,
-            Some(s) => Value::Timestamp(NaiveDateTime::parse_from_str(&s, TIMESTAMP).map_err(|_| corrupt("timestamp", &s))?),
+            Some(s) => Value::Timestamp(stored_timestamp(&s).map_err(corrupt)?),
         },
     })
 }

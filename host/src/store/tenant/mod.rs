@@ -1,6 +1,7 @@
 //! One instance's data: its own SQLite file (or PostgreSQL schema) with typed tables generated
 //! from its model.
 
+mod batches;
 mod codec;
 mod communications;
 mod export_pages;
@@ -19,6 +20,7 @@ mod records;
 mod schema;
 mod secrets;
 
+pub use batches::RecipientBatches;
 pub use communications::Communication;
 pub use export_pages::RecipientWithRecords;
 pub use extensions::{ExecutionLog, ExtensionRecord};

@@ -32,9 +32,14 @@ pub struct EventRecord {
 pub type Assignment = (usize, Value);
 
 pub(super) fn decode_recipient(model: &Model, row: &AnyRow) -> Result<Recipient, sqlx::Error> {
-    let mut values = Vec::with_capacity(model.def.person_data.len());
-    for (i, f) in model.def.person_data.iter().enumerate() {
-        values.push(decode(row, i + 1, f.ty)?);
+    decode_typed(model.def.person_data.iter().map(|f| f.ty), row)
+}
+
+/// A recipient read with `returning`'s columns, its fields of these types.
+fn decode_typed(types: impl ExactSizeIterator<Item = FieldType>, row: &AnyRow) -> Result<Recipient, sqlx::Error> {
+    let mut values = Vec::with_capacity(types.len());
+    for (i, ty) in types.enumerate() {
+        values.push(decode(row, i + 1, ty)?);
     }
     Ok(Recipient { key: row.try_get(0)?, values })
 }
@@ -82,6 +87,18 @@ impl TenantDb {
     ) -> impl futures_util::Stream<Item = StoreResult<Recipient>> + Send + 'a {
         let binds = condition.map(|c| c.binds.as_slice()).unwrap_or_default();
         bind_all(sqlx::query(sql), binds).fetch(&mut **reader).map(move |row| Ok(decode_recipient(model, &row?)?))
+    }
+
+    /// `recipients_stream` for a reader that holds no model: the fields' types and the filter's
+    /// values (`batches.rs`).
+    pub(super) fn typed_recipients_stream<'a>(
+        &'a self,
+        reader: &'a mut Conn,
+        types: &'a [FieldType],
+        binds: &'a [Value],
+        sql: &'a str,
+    ) -> impl futures_util::Stream<Item = StoreResult<Recipient>> + Send + 'a {
+        bind_all(sqlx::query(sql), binds).fetch(&mut **reader).map(move |row| Ok(decode_typed(types.iter().copied(), &row?)?))
     }
 
     /// The SQL of `recipients_stream`.

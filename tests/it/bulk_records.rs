@@ -103,6 +103,8 @@ async fn an_ndjson_line_carries_its_recipients_one_to_many_records() {
     assert_eq!(lines.len(), 2, "{out}");
     assert_eq!((lines[0]["PURCHASES"].as_array().unwrap().len(), lines[0]["DEVICES"].clone()), (2, json!([])), "{out}");
     assert_eq!(lines[1]["DEVICES"][0]["PLATFORM"], "ios", "{out}");
+    let r = api.request(herald_tests::reqwest::Method::POST, "/recipients/:export").json(&asked).send().await.unwrap();
+    assert_eq!(r.headers()["content-disposition"], "attachment; filename=\"recipients.ndjson\"");
     let staging = s.staging().await;
     let id = started(&import_to(&staging, "/recipients/:import", "application/x-ndjson", out.clone()).await);
     assert_eq!(watch(&staging, &id, Duration::from_secs(30), over).await["created"], 2);

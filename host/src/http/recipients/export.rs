@@ -77,17 +77,16 @@ pub(super) async fn method(
     let fields = export::fields(&tenant.model, fields.as_deref()).map_err(ApiError::BadRequest)?;
     let format = ExportFormat::parse(format.as_deref().unwrap_or("csv")).map_err(ApiError::BadRequest)?;
     let tables = export::one_to_many_tables(&tenant.model, one_to_many.as_deref().unwrap_or_default()).map_err(ApiError::BadRequest)?;
-    if !tables.is_empty() {
-        if format != ExportFormat::Ndjson {
-            return Err(ApiError::bad("One-To-Many records are exported in NDJSON only: add \"format\": \"ndjson\""));
-        }
-        let condition = filter_condition(filter.as_deref(), &tenant.model.def, &tenant)?;
-        return Ok(stream::rows_with_records(tenant, condition, fields, tables).await?.into_response());
+    if !tables.is_empty() && format != ExportFormat::Ndjson {
+        return Err(ApiError::bad("One-To-Many records are exported in NDJSON only: add \"format\": \"ndjson\""));
     }
     let file = format!("recipients.{}", format.extension());
-    let encoding = Encoding::Export(format, fields);
     let condition = filter_condition(filter.as_deref(), &tenant.model.def, &tenant)?;
-    let mut response = stream::rows(tenant, condition, encoding).await?;
+    let mut response = if tables.is_empty() {
+        stream::rows(tenant, condition, Encoding::Export(format, fields)).await?
+    } else {
+        stream::rows_with_records(tenant, condition, fields, tables).await?
+    };
     let disposition = format!("attachment; filename=\"{file}\"").parse().expect("a valid header");
     response.headers_mut().insert(header::CONTENT_DISPOSITION, disposition);
     Ok(response.into_response())

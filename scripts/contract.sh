@@ -87,7 +87,7 @@ if [ -z "$contract_db" ]; then
     echo_wasm=$(ls -t target/debug/build/herald-tests-*/out/guests/wasm32-wasip2/release/echo.wasm 2>/dev/null | head -n1 || true)
     if [ -z "$echo_wasm" ]; then
         cargo build --quiet --release --target wasm32-wasip2 --manifest-path guest-examples/rust/Cargo.toml \
-            -p echo -p async-secure -p monitor-ok -p flow-probe -p open-webhook --target-dir target/contract-guests
+            -p echo -p async-secure -p monitor-ok -p flow-probe -p open-webhook -p bomb --target-dir target/contract-guests
         echo_wasm=target/contract-guests/wasm32-wasip2/release/echo.wasm
     fi
     "$browser_python" tests/browser/console.py "$base" "$reports/screenshots" "$(dirname "$echo_wasm")"

@@ -3,13 +3,14 @@
     python console.py BASE_URL SCREENSHOT_DIR GUESTS
 
 Refuses every request to another origin (and fails if the page makes one). Signs in with a
-wrong secret (refused) and with the demo credentials (the secret is then nowhere in the
+wrong secret (refused: the only 401 the page meets; its icon, and /favicon.ico, are public) and with the demo credentials (the secret is then nowhere in the
 browser's storage); reads the data model; searches recipients (made here through the API) by
 filter, pages through them, opens one, downloads them as CSV; shows an unknown selector's and a
 syntax error's message in place; imports a CSV file on the Imports page and watches it complete,
 its rejected row shown; uploads the echo guest of GUESTS (the tests' build of guest-examples/rust) as an http
 extension, tries it through the secure endpoint and sees the execution in its log and chart (its
-time axis spanning the minutes of the calls); an open one tried through the open endpoint; an
+time axis spanning the minutes of the calls); a failing one's recorded input and the commands
+that replay it; an open one tried through the open endpoint; an
 asynchronous one's handle and status, and a monitor's schedule; edits a Global Data value; opens a flow's run and the
 monitors; signs in as demo-staging and sees none of demo's data. Screenshots of each page are
 kept in SCREENSHOT_DIR. Exits non-zero, saying why, at the first thing that is not so.
@@ -39,6 +40,7 @@ city = f"Console-{uuid.uuid4().hex[:8]}"
 # Extension names no earlier run of this server used.
 run_tag = uuid.uuid4().hex[:6]
 extension = f"console-echo-{run_tag}"
+failing = f"console-bomb-{run_tag}"
 webhook = f"console-hook-{run_tag}"
 job = f"console-job-{run_tag}"
 monitor = f"console-monitor-{run_tag}"
@@ -72,6 +74,11 @@ with sync_playwright() as p:
     # error (a blocked script or style, say) is a fault of the console.
     page.on("console", lambda m: m.type == "error" and "Failed to load resource" not in m.text and errors.append(m.text))
 
+    # Nothing answers 401 but the sign-in with the wrong secret (a browser asks every site for
+    # /favicon.ico, which once was a 401 in the console's log).
+    refused = []
+    page.on("response", lambda r: r.status == 401 and refused.append(f"{r.request.method} {r.url}"))
+
     def nav(name):
         return page.get_by_role("navigation", name="Console").get_by_role("link", name=name, exact=True)
 
@@ -85,6 +92,13 @@ with sync_playwright() as p:
 
     # Sign-in: a wrong secret is refused, in place.
     page.goto(f"{base}/console/")
+    # The page names its icon, and the icon every browser asks a site for is there without
+    # credentials (headless Chromium does not ask for icons itself: ask as a browser would).
+    icon = page.locator("link[rel=icon]").get_attribute("href")
+    for path in [icon, "/favicon.ico"]:
+        answer = page.request.get(base + path)
+        assert answer.status == 200 and answer.headers["content-type"] == "image/svg+xml", f"{path}: {answer.status}"
+        assert answer.body().startswith(b"<svg"), f"{path} is not the icon"
     sign_in((DEMO[0], "not-the-secret"))
     expect(page.get_by_role("alert")).to_contain_text("wrong")
     shot("sign-in-refused")
@@ -221,6 +235,30 @@ with sync_playwright() as p:
     expect(page.get_by_label("URL to call")).to_have_text(f"{base}/extensions/secure/{extension}")
     shot("extension")
 
+    # A failed execution shows what it kept of its input, and how to run a new version on it.
+    nav("Extensions").click()
+    assert upload(failing, "bomb.wasm", "http") is None
+    page.get_by_role("table", name="Extensions").get_by_role("link", name=failing).click()
+    try_it = page.get_by_role("form", name="Try it")
+    try_it.get_by_label("Path").fill("boom?from=console")
+    try_it.get_by_role("button", name="Send").click()
+    expect(page.get_by_test_id("answer-status")).to_have_text(re.compile("^5"))
+    for _ in range(20):
+        page.get_by_role("button", name="Refresh").click()
+        page.wait_for_timeout(500)
+        if executions.count() == 1:
+            break
+    expect(executions).to_have_count(1)
+    executions.first.get_by_text("Input and replay").click()
+    expect(page.get_by_label("Recorded input")).to_contain_text("/boom?from=console")
+    expect(page.get_by_label("Run command")).to_have_text("herald extension run NEW.wasm --input input.json")
+    expect(page.get_by_label("Replay command")).to_have_text(re.compile(f"^herald extension replay NEW.wasm --instance INSTANCE --extension {failing} --at \\d+$"))
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Download input.json").click()
+    kept = json.loads(Path(saved.value.path()).read_text())
+    assert "/boom?from=console" in json.dumps(kept), kept
+    shot("extension-failed")
+
     # An open extension is tried through the open endpoint, without credentials, as a third
     # party would call it (the secure endpoint would refuse it with 403).
     nav("Extensions").click()
@@ -317,6 +355,8 @@ if elsewhere:
     problems.append(f"requests to other hosts: {elsewhere}")
 if errors:
     problems.append(f"errors in the page: {errors}")
+if [r for r in refused if r != f"POST {base}/oauth2/token"] or len(refused) != 1:
+    problems.append(f"401 answers other than the one refused sign-in: {refused}")
 if problems:
     print("console: " + "; ".join(problems), file=sys.stderr)
     sys.exit(1)

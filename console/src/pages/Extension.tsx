@@ -3,6 +3,7 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 
 import { api } from "../api";
+import type { JsonObject } from "../api";
 import { href, useLoad } from "../hooks";
 import { Rows, Section, Show, show } from "../ui";
 import { extensionId, TryIt, useExecutions } from "./Extensions";
@@ -61,12 +62,13 @@ export function Extension({ id }: { id: string }) {
               <CallsChart executions={list} />
               <Rows
                 label="Executions"
-                columns={["At", "Duration", "Outcome", "Log"]}
+                columns={["At", "Duration", "Outcome", "Log", "Input"]}
                 rows={list.map((e) => [
                   new Date(e.at).toISOString().replace("T", " ").slice(0, 19),
                   `${e.durationMs} ms`,
                   <span class={e.outcome === "ok" ? "ok" : "failed"}>{e.outcome}</span>,
                   <pre class="log">{[...e.log, e.stdout, e.stderr].filter((l) => l !== "").join("\n")}</pre>,
+                  e.input ? <Replay id={id} execution={e} input={e.input} /> : "",
                 ])}
                 empty="No execution yet."
               />
@@ -75,6 +77,38 @@ export function Extension({ id }: { id: string }) {
         </Show>
       </Section>
     </>
+  );
+}
+
+/**
+ * What a failed execution kept of its input (bounded, credentials withheld by the server), and
+ * how to run a new version of the extension on it: locally from the saved input, or on the server
+ * with the operator's replay.
+ */
+function Replay({ id, execution, input }: { id: string; execution: Execution; input: JsonObject }) {
+  const text = JSON.stringify(input, null, 2);
+  function save() {
+    const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = "input.json";
+    link.click();
+    URL.revokeObjectURL(url);
+  }
+  return (
+    <details>
+      <summary>Input and replay</summary>
+      <pre class="log" aria-label="Recorded input">
+        {text}
+      </pre>
+      <button type="button" onClick={save}>
+        Download input.json
+      </button>
+      <p>Run a new version on it, locally:</p>
+      <pre aria-label="Run command">herald extension run NEW.wasm --input input.json</pre>
+      <p>or on the server, where INSTANCE is this instance's id (the operator's replay, on a copy of the data):</p>
+      <pre aria-label="Replay command">{`herald extension replay NEW.wasm --instance INSTANCE --extension ${id} --at ${execution.at}`}</pre>
+    </details>
   );
 }
 

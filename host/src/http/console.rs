@@ -7,7 +7,7 @@ use axum::response::{Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::http::embedded::{self, EmbeddedFile, CSS, HTML, SCRIPT, TEXT};
+use crate::http::embedded::{self, EmbeddedFile, CSS, HTML, SCRIPT, SVG, TEXT};
 use crate::http::extract::AppPath;
 use crate::http::ApiContext;
 
@@ -16,6 +16,7 @@ const FILES: &[EmbeddedFile] = &[
     EmbeddedFile { name: "console.js", media_type: SCRIPT, bytes: include_bytes!("../../console/console.js") },
     EmbeddedFile { name: "console.css", media_type: CSS, bytes: include_bytes!("../../console/console.css") },
     EmbeddedFile { name: "LICENSES.txt", media_type: TEXT, bytes: include_bytes!("../../console/LICENSES.txt") },
+    EmbeddedFile { name: "favicon.svg", media_type: SVG, bytes: include_bytes!("../../console/favicon.svg") },
 ];
 
 /// Everything from this server only: no inline script or style, calls to the API here, and no
@@ -32,6 +33,7 @@ pub(super) fn router() -> Router<ApiContext> {
         .route("/console", get(|| async { Redirect::permanent("/console/") }))
         .route("/console/", get(index))
         .route("/console/{file}", get(file))
+        .route("/favicon.ico", get(icon))
 }
 
 #[utoipa::path(get, path = "/console/", tag = "Console", summary = "The web console (a web page; it signs in with an instance's Public Api credential)",
@@ -46,6 +48,14 @@ pub(super) async fn file(AppPath(name): AppPath<String>) -> Response {
     embedded::serve(FILES, &name, POLICY, CACHE)
 }
 
+/// Browsers ask every origin for `/favicon.ico` (the reference page, an instance's webapp): it is
+/// Herald's icon, public, rather than the 401 an unknown path answers a caller without credentials.
+#[utoipa::path(get, path = "/favicon.ico", tag = "Console", summary = "Herald's icon (SVG), which browsers ask every site for",
+    responses((status = 200, description = "The icon.", content_type = "image/svg+xml")))]
+pub(super) async fn icon() -> Response {
+    embedded::serve(FILES, "favicon.svg", POLICY, "max-age=86400")
+}
+
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(index, file))]
+#[openapi(paths(index, file, icon))]
 pub(super) struct Doc;

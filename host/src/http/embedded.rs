@@ -10,6 +10,7 @@ pub(super) const HTML: &str = "text/html; charset=utf-8";
 pub(super) const SCRIPT: &str = "text/javascript; charset=utf-8";
 pub(super) const CSS: &str = "text/css; charset=utf-8";
 pub(super) const TEXT: &str = "text/plain; charset=utf-8";
+pub(super) const SVG: &str = "image/svg+xml";
 
 /// A file of an embedded page: its name under the page's path, media type and content.
 pub(super) struct EmbeddedFile {

@@ -177,13 +177,16 @@ with sync_playwright() as p:
 
     scratch = Path(tempfile.mkdtemp())
 
-    def upload(name, guest, kind, replace=False):
-        """Uploads the tests' build of `guest` as extension `name` of type `kind`, as a new
-        extension or (`replace`) as a new version; None, or the refusal shown."""
+    def upload(name, guest, kind, replace=False, folder=""):
+        """Uploads the tests' build of `guest` as extension `name` of type `kind` (into `folder`,
+        the page's own when empty), as a new extension or (`replace`) as a new version; None, or
+        the refusal shown."""
         component = scratch / f"{name}.wasm"
         shutil.copy(guests / guest, component)
         form = page.get_by_role("form", name="Upload an extension")
         form.get_by_label("Component (.wasm)").set_input_files(str(component))
+        if folder:
+            form.get_by_label("Folder (optional)").fill(folder)
         form.get_by_label("Kind").select_option(kind)
         form.get_by_label("Replace the version already uploaded").set_checked(replace)
         with page.expect_response(lambda r: r.url.endswith("/assets/extensions") and r.request.method in ("POST", "PUT")) as sent:
@@ -191,7 +194,7 @@ with sync_playwright() as p:
         if sent.value.status >= 400:
             expect(page.get_by_role("alert")).to_be_visible()
             return page.get_by_role("alert").inner_text()
-        expect(page.get_by_role("status")).to_contain_text(f"Stored extensions/{name}.wasm")
+        expect(page.get_by_role("status")).to_contain_text(f"Stored extensions/{folder + '/' if folder else ''}{name}.wasm")
         return None
 
     # Extensions: upload, try it, its execution in the log and the chart.
@@ -201,6 +204,13 @@ with sync_playwright() as p:
     refusal = upload(extension, "echo.wasm", "http")
     assert refusal and "exists" in refusal, f"a second upload of {extension} was not refused: {refusal!r}"
     assert upload(extension, "echo.wasm", "http", replace=True) is None
+    # Into a folder named on the form: listed as a folder, the extension inside it.
+    assert upload(extension, "echo.wasm", "http", folder=f"console-{run_tag}") is None
+    page.get_by_role("table", name="Extensions").get_by_role("link", name=f"console-{run_tag}/").click()
+    expect(page.get_by_role("heading", name=f"Extensions in console-{run_tag}")).to_be_visible()
+    expect(page.get_by_role("table", name="Extensions")).to_contain_text(f"console-{run_tag}/{extension}")
+    expect(page.get_by_label("Folder (optional)")).to_have_value(f"console-{run_tag}")
+    nav("Extensions").click()
     listed = page.get_by_role("table", name="Extensions")
     expect(listed).to_contain_text(extension)
     expect(listed).to_contain_text('"allowed_hosts":[]')

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 
 import { api, call, queueStatus, rawAnswer, segment } from "../api";
 import type { JsonObject, RawAnswer } from "../api";
@@ -60,6 +60,9 @@ export function Extensions({ folder }: { folder: string }) {
 /** Uploads a component (`POST /assets/extensions`, or `PUT` to replace a version). */
 function Upload({ folder, done }: { folder: string; done: () => void }) {
   const [kind, setKind] = useState<string>("http");
+  // The folder being browsed, unless the author names another (`shop`, `shop/hooks`).
+  const [into, setInto] = useState(folder);
+  useEffect(() => setInto(folder), [folder]);
   const [replace, setReplace] = useState(false);
   const [result, setResult] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -76,7 +79,8 @@ function Upload({ folder, done }: { folder: string; done: () => void }) {
     const body = new FormData();
     body.append("file", file, file.name);
     body.append("type", kind);
-    if (folder) body.append("folder", folder);
+    const target = into.trim().replace(/^\/+|\/+$/g, "");
+    if (target) body.append("folder", target);
     setBusy(true);
     setError(undefined);
     setResult(undefined);
@@ -87,6 +91,7 @@ function Upload({ folder, done }: { folder: string; done: () => void }) {
       });
       setResult(`Stored ${stored.path} (${stored.type}, sha256 ${stored.sha256.slice(0, 12)}…).`);
       form.reset();
+      setInto(folder);
       done();
     } catch (e) {
       setError(messageOf(e));
@@ -101,6 +106,10 @@ function Upload({ folder, done }: { folder: string; done: () => void }) {
         <label>
           Component (.wasm)
           <input type="file" name="file" accept=".wasm,application/wasm" />
+        </label>
+        <label>
+          Folder (optional)
+          <input name="folder" placeholder="shop/hooks" value={into} onInput={(e) => setInto(e.currentTarget.value)} />
         </label>
         <label>
           Kind

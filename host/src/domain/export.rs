@@ -55,12 +55,18 @@ pub fn table_fields(table: &TableDef, names: Option<&[String]>) -> Result<Vec<us
 
 fn picked(all: &[&str], names: Option<&[String]>, missing: &str) -> Result<Vec<usize>, String> {
     let Some(names) = names else { return Ok((0..all.len()).collect()) };
-    let unknown: Vec<&str> = names.iter().filter(|n| !all.contains(&n.as_str())).map(String::as_str).collect();
-    if !unknown.is_empty() {
-        return Err(format!("'fields' names fields {missing}: {}", unknown.join(", ")));
-    }
-    if names.is_empty() {
+    let picked = positions(all, names, |unknown| format!("'fields' names fields {missing}: {unknown}"))?;
+    if picked.is_empty() {
         return Err("'fields' is empty: name at least one field, or leave it out for all".into());
+    }
+    Ok(picked)
+}
+
+/// Where each of `names` is in `all`; the error (`unknown` of the list) names every unknown one.
+fn positions(all: &[&str], names: &[String], unknown: impl FnOnce(&str) -> String) -> Result<Vec<usize>, String> {
+    let missing: Vec<&str> = names.iter().filter(|n| !all.contains(&n.as_str())).map(String::as_str).collect();
+    if !missing.is_empty() {
+        return Err(unknown(&missing.join(", ")));
     }
     Ok(names.iter().map(|n| all.iter().position(|f| f == n).expect("checked above")).collect())
 }
@@ -158,12 +164,8 @@ pub fn row_with_records(model: &Model, fields: &[usize], r: &Recipient, tables: 
 
 /// The One-To-Many tables (indexes) an export names; the error names every unknown one.
 pub fn one_to_many_tables(model: &Model, names: &[String]) -> Result<Vec<usize>, String> {
-    let tables = &model.def.one_to_many;
-    let unknown: Vec<&str> = names.iter().filter(|n| !tables.iter().any(|t| &t.name == *n)).map(String::as_str).collect();
-    if !unknown.is_empty() {
-        return Err(format!("'oneToMany' names tables the instance does not have: {}", unknown.join(", ")));
-    }
-    Ok(names.iter().map(|n| tables.iter().position(|t| &t.name == n).expect("checked above")).collect())
+    let all: Vec<&str> = model.def.one_to_many.iter().map(|t| t.name.as_str()).collect();
+    positions(&all, names, |unknown| format!("'oneToMany' names tables the instance does not have: {unknown}"))
 }
 
 fn csv_line<'a>(cells: impl Iterator<Item = &'a str>, buf: &mut Vec<u8>) {

@@ -115,49 +115,47 @@ pub(super) async fn rows_with_records(
     fields: Vec<usize>,
     tables: Vec<usize>,
 ) -> ApiResult<Response> {
-    const PAGE: i64 = 1000;
     let (tx, rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
     tokio::spawn(async move {
-        let mut reader = match tenant.db.stream_reader().await {
-            Ok(reader) => reader,
-            Err(e) => {
-                let _ = tx.send(Err(e)).await;
-                return;
-            }
-        };
-        let mut snapshot = match tenant.db.begin_snapshot(&mut reader).await {
-            Ok(snapshot) => snapshot,
-            Err(e) => {
-                let _ = tx.send(Err(e)).await;
-                return;
-            }
-        };
-        let (mut after, mut first) = (0i64, true);
-        let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
-        loop {
-            let page = match tenant.db.export_page(&mut snapshot, &tenant.model, condition.as_ref(), after, PAGE, &tables).await {
-                Ok(page) => page,
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-            };
-            let last = page.len() < PAGE as usize;
-            for (r, records) in &page {
-                export::row_with_records(&tenant.model, &fields, r, &tables, records, &mut buf);
-                after = r.key;
-            }
-            // The first page goes out at once: it is what lets the answer start.
-            if (first || buf.len() >= CHUNK_BYTES || last) && tx.send(Ok(Bytes::from(std::mem::take(&mut buf)))).await.is_err() {
-                return; // the client went away
-            }
-            first = false;
-            if last {
-                return;
-            }
+        if let Err(e) = write_with_records(&tenant, condition.as_ref(), &fields, &tables, &tx).await {
+            let _ = tx.send(Err(e)).await;
         }
     });
     respond(rx, ExportFormat::Ndjson.content_type()).await
+}
+
+/// Sends the NDJSON of `rows_with_records` to `tx`, page by page; a failure is the caller's to send.
+async fn write_with_records(
+    tenant: &Tenant,
+    condition: Option<&Condition>,
+    fields: &[usize],
+    tables: &[usize],
+    tx: &mpsc::Sender<Result<Bytes, StoreError>>,
+) -> Result<(), StoreError> {
+    const PAGE: i64 = 1000;
+    let mut reader = tenant.db.stream_reader().await?;
+    let mut snapshot = tenant.db.begin_snapshot(&mut reader).await?;
+    let (mut after, mut first) = (0i64, true);
+    let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
+    loop {
+        let page = tenant.db.export_page(&mut snapshot, &tenant.model, condition, after, PAGE, tables).await?;
+        let last = page.len() < PAGE as usize;
+        for (r, records) in &page {
+            export::row_with_records(&tenant.model, fields, r, tables, records, &mut buf);
+            after = r.key;
+        }
+        // The first page goes out at once: it is what lets the answer start.
+        if first || buf.len() >= CHUNK_BYTES || last {
+            let chunk = std::mem::replace(&mut buf, Vec::with_capacity(CHUNK_BYTES + 4096));
+            if tx.send(Ok(Bytes::from(chunk))).await.is_err() {
+                return Ok(()); // the client went away
+            }
+        }
+        first = false;
+        if last {
+            return Ok(());
+        }
+    }
 }
 
 /// The answer whose body the producer behind `rx` writes: its status is decided by the first

@@ -110,10 +110,14 @@ async fn an_ndjson_line_carries_its_recipients_one_to_many_records() {
     assert_eq!(watch(&staging, &id, Duration::from_secs(30), over).await["created"], 2);
     assert_eq!(export_from(&staging, "/recipients/:export", asked).await.2, out);
 
-    let refused = [json!({"oneToMany": ["PURCHASES"]}), json!({"format": "ndjson", "oneToMany": ["WISHES"]})];
-    for body in refused {
+    let refused = [
+        (json!({"oneToMany": ["PURCHASES"]}), "NDJSON only"),
+        (json!({"format": "ndjson", "oneToMany": ["WISHES", "PURCHASES", "GIFTS"]}), "does not have: WISHES, GIFTS"),
+    ];
+    for (body, why) in refused {
         let (status, _, message) = export_from(&api, "/recipients/:export", body).await;
         assert_eq!(status, 400, "{message}");
+        assert!(message.contains(why), "{message}");
     }
 }
 

@@ -34,6 +34,12 @@ for component in rustfmt clippy; do
 done
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The `testing` feature (an unauthenticated route) is the tests' own: a build of the workspace
+# without its tests (`cargo build --workspace --release`) must not switch it on.
+if cargo tree --workspace --locked -e features,no-dev -i herald-host | grep -q 'feature "testing"'; then
+    echo "test.sh: a build of the workspace without its tests switches on herald-host's testing feature" >&2
+    exit 1
+fi
 
 echo "== unit tests and the end-to-end suite on SQLite"
 env -u HERALD_TEST_POSTGRES cargo test --workspace --locked "$@"

@@ -23,6 +23,10 @@ fi
 # The web console's committed build (host/console/, embedded in the binary) must be what its
 # sources (console/) build: npm installs the pinned packages and Vite builds them into a scratch
 # folder, compared file by file.
+# Commit messages since the rule: a subject of at most 72 characters, a blank line before the body.
+echo "== commit messages"
+scripts/commit-subjects.sh
+
 echo "== the console's build"
 scripts/console.sh --check
 

@@ -1,6 +1,7 @@
 //! The command line: every setting is a flag and an environment variable.
 
 pub mod authoring;
+pub mod env_sample;
 
 use std::path::PathBuf;
 

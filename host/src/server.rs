@@ -100,13 +100,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let flow_jobs: FlowJobs = Arc::default();
     // The API's calls in flight, counted by its listeners, which queued work gives way to.
     let api_calls = Arc::new(InFlight::new(config.queue.give_way_at));
-    let workers = Workers {
-        tenants: tenants.clone(),
-        runtime: runtime.clone(),
-        data_dir: data_dir.clone(),
-        flows: flow_jobs.clone(),
-        api_calls: api_calls.clone(),
-    };
+    let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), flows: flow_jobs.clone(), api_calls: api_calls.clone() };
     let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
     // On PostgreSQL the limit of calls in flight is each instance's across every node.
     let mut concurrency = ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE);

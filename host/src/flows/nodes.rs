@@ -158,7 +158,7 @@ impl FlowEngine {
         kind: ExtensionKind,
         context: Option<&Json>,
     ) -> Result<Call, String> {
-        let extension = match self.runtime.extension(&self.data_dir, tenant, id, kind).await {
+        let extension = match self.runtime.extension(tenant, id, kind).await {
             Ok(Some(e)) => e,
             Ok(None) => return Err(format!("extension '{id}' is not uploaded as a {kind} extension")),
             Err(e) => return Err(format!("extension '{id}' could not be loaded: {e:#}")),

@@ -105,7 +105,7 @@ async fn open(
 /// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.
 async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<(String, Prepared), ApiError> {
     let id = decode_twice(id)?;
-    match ctx.runtime.http_extension(&ctx.data_dir, tenant, &id).await? {
+    match ctx.runtime.http_extension(tenant, &id).await? {
         Some(extension) => Ok((id, extension)),
         None => Err(not_found(tenant, &id).await),
     }

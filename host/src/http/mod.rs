@@ -41,7 +41,6 @@ use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, 
 use tower_http::trace::TraceLayer;
 
 pub use error::{ApiError, ApiResult};
-#[cfg(test)]
 // For the fuzz tests of path identifiers.
 #[cfg(test)]
 pub(crate) use recipients::parse_ref;

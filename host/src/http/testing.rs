@@ -51,7 +51,7 @@ async fn run_extension(
     let rel = crate::assets::RelPath::parse("extension", &format!("{id}.wasm")).map_err(ApiError::BadRequest)?;
     let record = tenant.db.extension(&rel.as_text()).await?.ok_or(ApiError::NotFound)?;
     let kind = record.kind().ok_or(ApiError::NotFound)?;
-    let extension = ctx.runtime.extension(&ctx.data_dir, &tenant, &id, kind).await?.ok_or(ApiError::NotFound)?;
+    let extension = ctx.runtime.extension(&tenant, &id, kind).await?.ok_or(ApiError::NotFound)?;
     let recipient = match body.recipient {
         Some(n) => {
             let id_field = tenant.model.def.recipient_id_index();

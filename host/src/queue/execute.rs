@@ -2,7 +2,6 @@
 //! gone since the call was accepted), the captured request handed to the extension with the
 //! queue's execution limit as deadline, and its whole response kept.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +18,6 @@ const MAX_RESPONSE_BYTES: usize = crate::limits::MAX_PAYLOAD_BYTES;
 pub(super) struct Executor {
     pub tenants: Arc<Tenants>,
     pub runtime: Arc<Runtime>,
-    pub data_dir: Arc<Path>,
     pub execution_limit: Duration,
     pub flows: super::FlowJobs,
     pub api_calls: Arc<crate::connections::InFlight>,
@@ -37,9 +35,7 @@ impl Executor {
                 // Started before the flows were wired (never, in a server): queued again later.
                 None => JobOutcome::Failed("flow runs are not available on this node".into()),
             },
-            JobPayload::Monitor(_) => {
-                super::monitor_run::execute(&self.tenants, &self.runtime, &self.data_dir, self.execution_limit, job).await
-            }
+            JobPayload::Monitor(_) => super::monitor_run::execute(&self.tenants, &self.runtime, self.execution_limit, job).await,
             JobPayload::Import(payload) => self.execute_import(job, payload).await,
             JobPayload::Unsupported(kind) => {
                 JobOutcome::Failed(format!("a job of kind '{kind}', which this version of Herald does not run"))
@@ -76,7 +72,7 @@ impl Executor {
             Err(Activation::Missing) => return JobOutcome::Failed("the instance no longer exists".into()),
             Err(Activation::Unavailable(_)) => return JobOutcome::Failed("the instance's data could not be opened".into()),
         };
-        let extension = match self.runtime.http_extension(&self.data_dir, &tenant, &job.extension).await {
+        let extension = match self.runtime.http_extension(&tenant, &job.extension).await {
             Ok(Some(extension)) => extension,
             Ok(None) => return JobOutcome::Failed("the extension no longer exists".into()),
             Err(e) => return JobOutcome::Failed(format!("the extension could not be loaded: {e:#}")),

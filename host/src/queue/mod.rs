@@ -21,7 +21,6 @@ mod promote;
 mod threads;
 mod writer;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -142,7 +141,6 @@ use writer::Write;
 pub struct Workers {
     pub tenants: Arc<Tenants>,
     pub runtime: Arc<Runtime>,
-    pub data_dir: Arc<Path>,
     /// Runs the jobs of flow runs; set once the flows (which enqueue through this queue) exist.
     pub flows: FlowJobs,
     /// The API's calls in flight, which queued work gives way to (`QueueSettings::give_way_at`).
@@ -186,7 +184,6 @@ impl Queue {
         let executor = execute::Executor {
             tenants: workers.tenants,
             runtime: workers.runtime,
-            data_dir: workers.data_dir,
             execution_limit: settings.execution_limit,
             flows: workers.flows,
             api_calls: workers.api_calls.clone(),

@@ -4,7 +4,6 @@
 //! the monitor declares an `alert`, told as an event achieved for a recipient, which starts the
 //! flows that event triggers.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,14 +21,14 @@ pub const FAILED: &str = "failed";
 /// The longest message kept.
 const MAX_MESSAGE: usize = 2048;
 
-pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, data_dir: &Path, limit: Duration, job: &ClaimedJob) -> JobOutcome {
+pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, limit: Duration, job: &ClaimedJob) -> JobOutcome {
     let tenant = match tenants.activate(&job.customer_id).await {
         Ok(tenant) => tenant,
         Err(Activation::Missing) => return JobOutcome::Failed("the instance no longer exists".into()),
         Err(Activation::Unavailable(_)) => return JobOutcome::Failed("the instance's data could not be opened".into()),
     };
     let id = &job.extension;
-    let extension = match runtime.extension(data_dir, &tenant, id, ExtensionKind::Monitor).await {
+    let extension = match runtime.extension(&tenant, id, ExtensionKind::Monitor).await {
         Ok(Some(extension)) => extension,
         Ok(None) => return JobOutcome::Failed("the monitor no longer exists".into()),
         Err(e) => return JobOutcome::Failed(format!("the monitor could not be loaded: {e:#}")),

@@ -130,7 +130,7 @@ impl Runtime {
     async fn ask(self: &Arc<Self>, tenant: &Arc<Tenant>, binding: &Binding, outbound: Outbound) -> Result<Grant, Refusal> {
         let name = &binding.id;
         let failed = |why: String| format!("the authheader extension '{name}' failed: {why}");
-        let extension = match self.extension(&self.data_dir, tenant, name, ExtensionKind::Authheader).await {
+        let extension = match self.extension(tenant, name, ExtensionKind::Authheader).await {
             Ok(Some(extension)) => extension,
             Ok(None) => return Err(failed("it is gone".into())),
             Err(e) => return Err(failed(format!("it could not be loaded: {e:#}"))),

@@ -30,7 +30,7 @@ use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
-use crate::assets::{MediaArea, RelPath};
+use crate::assets::RelPath;
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
 pub use authorize::stored_config;
@@ -142,7 +142,6 @@ pub struct Runtime {
     headers: authorize::HeaderCache,
     /// The idle instances of extensions that opted into reuse.
     warm: Arc<warm::WarmPool>,
-    data_dir: PathBuf,
 }
 
 impl Drop for Runtime {
@@ -183,7 +182,6 @@ impl Runtime {
             secrets,
             headers: authorize::HeaderCache::new(),
             warm,
-            data_dir: data_dir.to_path_buf(),
         }))
     }
 
@@ -277,19 +275,19 @@ impl Runtime {
 
     /// The prepared extension of this content, from memory, or else from the artifact cache, or
     /// compiled as a last resort (an upload through another node, or a lost cache). The component
-    /// comes from the instance's database, where every node finds it (an extension uploaded
-    /// before components were kept there: from its file, `legacy_file`).
-    pub async fn prepare(self: &Arc<Self>, sha256: &str, db: &TenantDb, legacy_file: &Path) -> anyhow::Result<Prepared> {
+    /// comes from the instance's database, where every node finds it (`TenantDb::put_extension`
+    /// stores it with the extension's record, in one transaction).
+    pub async fn prepare(self: &Arc<Self>, sha256: &str, db: &TenantDb) -> anyhow::Result<Prepared> {
         if let Some(prepared) = self.prepared.get(sha256).await {
             return Ok(prepared);
         }
         let (runtime, sha) = (Arc::clone(self), sha256.to_string());
         self.prepared
             .try_get_with(sha256.to_string(), async move {
-                let wasm = match db.extension_content(&sha).await? {
-                    Some(bytes) => bytes,
-                    None => tokio::fs::read(legacy_file).await?,
-                };
+                let wasm = db
+                    .extension_content(&sha)
+                    .await?
+                    .ok_or_else(|| anyhow::anyhow!("the component {sha} is missing from the instance's store"))?;
                 tokio::task::spawn_blocking(move || runtime.load(&sha, &wasm)).await?
             })
             .await
@@ -391,25 +389,18 @@ impl Runtime {
 
     /// The prepared extension `id` (its decoded path under the extensions area, without `.wasm`)
     /// of the instance, if it exists and is of `kind`.
-    pub async fn extension(
-        self: &Arc<Self>,
-        data_dir: &Path,
-        tenant: &Tenant,
-        id: &str,
-        kind: ExtensionKind,
-    ) -> anyhow::Result<Option<Prepared>> {
+    pub async fn extension(self: &Arc<Self>, tenant: &Tenant, id: &str, kind: ExtensionKind) -> anyhow::Result<Option<Prepared>> {
         let Ok(rel) = RelPath::parse("extension", &format!("{id}.wasm")) else { return Ok(None) };
         let Some(record) = tenant.db.extension(&rel.as_text()).await? else { return Ok(None) };
         if record.kind() != Some(kind) {
             return Ok(None);
         }
-        let legacy_file = MediaArea::new(data_dir, tenant.customer_id()).extension(&rel);
-        Ok(Some(self.prepare(&record.sha256, &tenant.db, &legacy_file).await?))
+        Ok(Some(self.prepare(&record.sha256, &tenant.db).await?))
     }
 
     /// The prepared http extension `id` of the instance; `None` when there is no such http
     /// extension.
-    pub async fn http_extension(self: &Arc<Self>, data_dir: &Path, tenant: &Tenant, id: &str) -> anyhow::Result<Option<Prepared>> {
-        self.extension(data_dir, tenant, id, ExtensionKind::Http).await
+    pub async fn http_extension(self: &Arc<Self>, tenant: &Tenant, id: &str) -> anyhow::Result<Option<Prepared>> {
+        self.extension(tenant, id, ExtensionKind::Http).await
     }
 }

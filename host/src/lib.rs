@@ -3,6 +3,7 @@
 pub mod assets;
 pub mod auth;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod connections;
 pub mod domain;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::paging::Clock;
+use crate::clock::Clock;
 use crate::queue::{Enqueued, Queue};
 use crate::runtime::{stored_config, ExtensionKind, Runtime};
 use crate::store::jobs::JobPayload;

@@ -12,12 +12,12 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::auth::Authenticator;
+use crate::clock::Clock;
 use crate::connections::{self, ConnectionSettings, InFlight};
 use crate::flows::FlowEngine;
 use crate::http::{api_router, extensions_router, ApiContext, ApiServices};
 use crate::limits::CallsInFlightScope;
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
-use crate::paging::Clock;
 use crate::queue::{FlowJobs, Queue, QueueSettings, Workers};
 use crate::runtime::{Runtime, RuntimeSettings};
 use crate::store::node_pool::PoolSettings;

@@ -89,7 +89,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
         ops_listen: None,
         demo: false,
         refresh_interval: Duration::from_millis(200),
-        clock: std::sync::Arc::new(herald_host::paging::SystemClock),
+        clock: std::sync::Arc::new(herald_host::clock::SystemClock),
         rate: herald_host::limits::RateSettings::default(),
         runtime: herald_host::runtime::RuntimeSettings::default(),
         queue: herald_host::queue::QueueSettings::default(),

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use herald_host::clock::ManualClock;
 use herald_host::connections::ConnectionSettings;
 use herald_host::limits::RateSettings;
-use herald_host::paging::ManualClock;
 use herald_host::queue::QueueSettings;
 use herald_host::runtime::RuntimeSettings;
 use herald_host::server::{self, RunningServer, ServerConfig};

@@ -62,7 +62,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
                 ops_listen: args.ops_listen,
                 demo: !args.no_demo,
                 refresh_interval: Duration::from_secs(2),
-                clock: std::sync::Arc::new(crate::paging::SystemClock),
+                clock: std::sync::Arc::new(crate::clock::SystemClock),
                 runtime: args.extensions.settings(),
                 queue: crate::queue::QueueSettings {
                     workers: args.async_workers as usize,

@@ -14,7 +14,7 @@ pub async fn run(command: SecretsCommand) -> anyhow::Result<()> {
         SecretsCommand::List(InstanceSecrets { store, key: _, instance }) => {
             let (_, tenant) = open_instance(&store, &instance).await?;
             for secret in tenant.db.secrets().await? {
-                let at = crate::paging::utc_at(secret.set_at).format("%Y-%m-%dT%H:%M:%SZ");
+                let at = crate::clock::utc_at(secret.set_at).format("%Y-%m-%dT%H:%M:%SZ");
                 println!("{}\tset {at}", secret.name);
             }
             Ok(())

@@ -13,8 +13,8 @@ use serde_json::Value as Json;
 
 use super::context::Context;
 use super::InstanceFlow;
+use crate::clock::Clock;
 use crate::domain::triggers::{Happening, Lineage, Triggers, MAX_CHAIN_DEPTH, MAX_CHAIN_RUNS};
-use crate::paging::Clock;
 use crate::queue::{Enqueued, Queue};
 use crate::runtime::Runtime;
 use crate::store::jobs::JobPayload;

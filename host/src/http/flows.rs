@@ -67,7 +67,7 @@ async fn one(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(name):
 }
 
 pub(super) fn time(t: &crate::tenants::Tenant, millis: i64) -> String {
-    t.model.formats.timestamp.format_timestamp(crate::paging::utc_at(millis))
+    t.model.formats.timestamp.format_timestamp(crate::clock::utc_at(millis))
 }
 
 fn operators(name: &str) -> ApiError {

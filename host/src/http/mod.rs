@@ -46,8 +46,8 @@ pub use error::{ApiError, ApiResult};
 pub(crate) use recipients::parse_ref;
 
 use crate::auth::Authenticator;
+use crate::clock::Clock;
 use crate::limits::Limits;
-use crate::paging::Clock;
 use crate::queue::Queue;
 use crate::rsql::{Condition, Selectors};
 use crate::runtime::Runtime;

@@ -13,8 +13,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 
+use crate::clock::Clock;
 use crate::limits::DailyCounters;
-use crate::paging::Clock;
 use crate::store::ControlDb;
 use crate::tenants::Tenants;
 

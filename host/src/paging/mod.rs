@@ -3,10 +3,7 @@
 //! itself is stored with the instance's data (`store::tenant::paging`), so any node can serve it
 //! and a restart loses none.
 
-mod clock;
 pub mod keys;
-
-pub use clock::{utc_at, Clock, ManualClock, SystemClock};
 
 /// A document lives 5 minutes after its last use...
 pub const IDLE_LIFETIME_MS: i64 = 5 * 60 * 1000;

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use super::execute::Executor;
 use super::writer::Write;
 use super::QueueSettings;
-use crate::paging::Clock;
+use crate::clock::Clock;
 use crate::store::ControlDb;
 
 pub(super) struct Dispatcher {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Limited};
 
-use crate::paging::Clock;
+use crate::clock::Clock;
 use crate::runtime::{Call, CallFailure, Runtime};
 use crate::store::jobs::{CapturedRequest, ClaimedJob, JobOutcome, JobPayload, Later, NewJob, StoredResponse};
 use crate::tenants::{Activation, Tenants};

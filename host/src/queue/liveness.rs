@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::paging::Clock;
+use crate::clock::Clock;
 use crate::store::{now_millis, ControlDb};
 
 pub(super) fn spawn(control: ControlDb, clock: Arc<dyn Clock>, node: Arc<str>, timeout: Duration, wake: Arc<Notify>) -> JoinHandle<()> {

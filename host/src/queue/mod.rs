@@ -28,8 +28,8 @@ use rand::RngCore;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
+use crate::clock::Clock;
 use crate::connections::InFlight;
-use crate::paging::Clock;
 use crate::runtime::Runtime;
 use crate::store::jobs::{ClaimedJob, Door, JobOutcome, JobPayload, JobState, NewJob, StoredResponse};
 use crate::store::{ControlDb, StoreResult};

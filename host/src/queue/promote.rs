@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::paging::Clock;
+use crate::clock::Clock;
 use crate::store::ControlDb;
 
 pub(super) fn spawn(control: ControlDb, clock: Arc<dyn Clock>, every: Duration, wake: Arc<Notify>) -> JoinHandle<()> {

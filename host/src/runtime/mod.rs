@@ -124,7 +124,7 @@ pub struct Prepared {
 pub struct Runtime {
     engine: Engine,
     /// The server's clock, given to every call.
-    clock: Arc<dyn crate::paging::Clock>,
+    clock: Arc<dyn crate::clock::Clock>,
     linker: Linker<CallState>,
     artifacts: PathBuf,
     prepared: moka::future::Cache<String, Prepared>,
@@ -151,7 +151,7 @@ impl Drop for Runtime {
 }
 
 impl Runtime {
-    pub fn new(data_dir: &Path, settings: RuntimeSettings, clock: Arc<dyn crate::paging::Clock>) -> anyhow::Result<Arc<Runtime>> {
+    pub fn new(data_dir: &Path, settings: RuntimeSettings, clock: Arc<dyn crate::clock::Clock>) -> anyhow::Result<Arc<Runtime>> {
         let (engine, pooling) = engine::build(settings.max_memory_bytes)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -186,7 +186,7 @@ impl Runtime {
     }
 
     /// The server's clock.
-    pub fn clock(&self) -> &Arc<dyn crate::paging::Clock> {
+    pub fn clock(&self) -> &Arc<dyn crate::clock::Clock> {
         &self.clock
     }
 

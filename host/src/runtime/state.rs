@@ -16,7 +16,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 use super::config::ExtensionConfig;
 use super::output::CapturedOutput;
 use super::RuntimeSettings;
-use crate::paging::Clock;
+use crate::clock::Clock;
 use crate::tenants::Tenant;
 
 /// The most resources (streams, requests, fields...) one call may hold at once.

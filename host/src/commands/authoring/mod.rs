@@ -46,7 +46,7 @@ impl Local {
             (backend.open_tenant(&args.instance).await?, None)
         };
         let tenant = Arc::new(Tenant::new(record.settings, model, db, record.revision));
-        let runtime = Runtime::new(&args.store.data_dir, args.runtime.settings(), Arc::new(crate::paging::SystemClock))?;
+        let runtime = Runtime::new(&args.store.data_dir, args.runtime.settings(), Arc::new(crate::clock::SystemClock))?;
         Ok(Local { runtime, tenant, _copy: copy })
     }
 

@@ -96,9 +96,9 @@ function Replay({ id, execution, input }: { id: string; execution: Execution; in
     URL.revokeObjectURL(url);
   }
   return (
-    <details>
+    <details class="replay">
       <summary>Input and replay</summary>
-      <pre class="log" aria-label="Recorded input">
+      <pre class="input" aria-label="Recorded input">
         {text}
       </pre>
       <button type="button" onClick={save}>

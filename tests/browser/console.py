@@ -228,12 +228,16 @@ with sync_playwright() as p:
     expect(page.get_by_test_id("answer-body")).to_contain_text('\\"hi\\": 1')
     # The execution's record is written after the answer: refresh until it is there.
     executions = page.get_by_role("table", name="Executions").locator("tbody tr")
-    for _ in range(20):
-        page.get_by_role("button", name="Refresh").click()
-        page.wait_for_timeout(500)
-        if executions.count() == 1:
-            break
-    expect(executions).to_have_count(1)
+
+    def refreshed_until_one_execution():
+        for _ in range(20):
+            page.get_by_role("button", name="Refresh").click()
+            page.wait_for_timeout(500)
+            if executions.count() == 1:
+                break
+        expect(executions).to_have_count(1)
+
+    refreshed_until_one_execution()
     expect(page.get_by_role("table", name="Executions")).to_contain_text("ok")
     chart = page.get_by_role("img", name=re.compile("^Chart of calls and failures from "))
     expect(chart.locator("canvas")).to_have_count(1)
@@ -253,12 +257,7 @@ with sync_playwright() as p:
     try_it.get_by_label("Path").fill("boom?from=console")
     try_it.get_by_role("button", name="Send").click()
     expect(page.get_by_test_id("answer-status")).to_have_text(re.compile("^5"))
-    for _ in range(20):
-        page.get_by_role("button", name="Refresh").click()
-        page.wait_for_timeout(500)
-        if executions.count() == 1:
-            break
-    expect(executions).to_have_count(1)
+    refreshed_until_one_execution()
     executions.first.get_by_text("Input and replay").click()
     expect(page.get_by_label("Recorded input")).to_contain_text("/boom?from=console")
     expect(page.get_by_label("Run command")).to_have_text("herald extension run NEW.wasm --input input.json")

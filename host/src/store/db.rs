@@ -38,7 +38,7 @@ pub struct Db {
     conns: Conns,
     pub dialect: Dialect,
     /// The SQLite file (none on PostgreSQL), for the scans that read it without sqlx
-    /// (`tenant/sqlite_scan.rs`).
+    /// (`tenant/batches.rs`).
     file: Option<std::sync::Arc<Path>>,
     /// The group commit of the frequent small writes (recipients, records, runs): `group.rs`.
     pub group: GroupCommit,

@@ -29,6 +29,16 @@ use crate::tenants::Tenant;
 
 const CHUNK_BYTES: usize = 64 * 1024;
 
+/// A buffer for one chunk (and the row that fills it past `CHUNK_BYTES`).
+fn chunk_buffer() -> Vec<u8> {
+    Vec::with_capacity(CHUNK_BYTES + 4096)
+}
+
+/// The chunk written so far, leaving a fresh buffer of full capacity in its place.
+fn take_chunk(buf: &mut Vec<u8>) -> Bytes {
+    Bytes::from(std::mem::replace(buf, chunk_buffer()))
+}
+
 /// How the rows are written.
 pub(super) enum Encoding {
     /// `[{"personData": {...}}, ...]` with every field.
@@ -80,7 +90,7 @@ pub(super) async fn rows(tenant: Arc<Tenant>, condition: Option<Condition>, enco
     let (tx, rx) = mpsc::channel::<Result<Bytes, StoreError>>(4);
     let mut batches = tenant.db.recipient_batches(&tenant.model, condition.as_ref());
     tokio::spawn(async move {
-        let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
+        let mut buf = chunk_buffer();
         encoding.start(&tenant.model, &mut buf);
         let mut first = true;
         while let Some(batch) = batches.recv().await {
@@ -96,7 +106,7 @@ pub(super) async fn rows(tenant: Arc<Tenant>, condition: Option<Condition>, enco
                 // The first row goes out at once: it is what lets the answer start.
                 let full = first || buf.len() >= CHUNK_BYTES;
                 first = false;
-                if full && tx.send(Ok(Bytes::from(std::mem::replace(&mut buf, Vec::with_capacity(CHUNK_BYTES + 4096))))).await.is_err() {
+                if full && tx.send(Ok(take_chunk(&mut buf))).await.is_err() {
                     return; // the client went away
                 }
             }
@@ -136,7 +146,7 @@ async fn write_with_records(
     let mut reader = tenant.db.stream_reader().await?;
     let mut snapshot = tenant.db.begin_snapshot(&mut reader).await?;
     let (mut after, mut first) = (0i64, true);
-    let mut buf = Vec::with_capacity(CHUNK_BYTES + 4096);
+    let mut buf = chunk_buffer();
     loop {
         let page = tenant.db.export_page(&mut snapshot, &tenant.model, condition, after, PAGE, tables).await?;
         let last = page.len() < PAGE as usize;
@@ -145,11 +155,8 @@ async fn write_with_records(
             after = r.key;
         }
         // The first page goes out at once: it is what lets the answer start.
-        if first || buf.len() >= CHUNK_BYTES || last {
-            let chunk = std::mem::replace(&mut buf, Vec::with_capacity(CHUNK_BYTES + 4096));
-            if tx.send(Ok(Bytes::from(chunk))).await.is_err() {
-                return Ok(()); // the client went away
-            }
+        if (first || buf.len() >= CHUNK_BYTES || last) && tx.send(Ok(take_chunk(&mut buf))).await.is_err() {
+            return Ok(()); // the client went away
         }
         first = false;
         if last {

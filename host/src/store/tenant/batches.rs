@@ -140,15 +140,16 @@ fn stored(value: &Value) -> SqlValue {
 /// A column's value as a value of its field's type (`codec::decode` for sqlx).
 fn read(raw: ValueRef<'_>, ty: FieldType) -> StoreResult<Value> {
     let corrupt = |what: String| StoreError::Db(sqlx::Error::Decode(what.into()));
-    let text = |bytes: &[u8]| std::str::from_utf8(bytes).map(str::to_string).map_err(|_| corrupt("stored text is not UTF-8".into()));
+    // Borrowed from SQLite's memory: only a STRING's text is copied.
+    let text = |bytes| std::str::from_utf8(bytes).map_err(|_| corrupt("stored text is not UTF-8".into()));
     Ok(match (ty, raw) {
         (_, ValueRef::Null) => Value::Null,
-        (FieldType::String, ValueRef::Text(bytes)) => Value::Text(text(bytes)?),
+        (FieldType::String, ValueRef::Text(bytes)) => Value::Text(text(bytes)?.to_string()),
         (FieldType::Number, ValueRef::Real(n)) => Value::Number(n),
         (FieldType::Number, ValueRef::Integer(n)) => Value::Number(n as f64),
         (FieldType::Boolean, ValueRef::Integer(n)) => Value::Bool(n != 0),
-        (FieldType::Date, ValueRef::Text(bytes)) => Value::Date(stored_date(&text(bytes)?).map_err(corrupt)?),
-        (FieldType::Timestamp, ValueRef::Text(bytes)) => Value::Timestamp(stored_timestamp(&text(bytes)?).map_err(corrupt)?),
+        (FieldType::Date, ValueRef::Text(bytes)) => Value::Date(stored_date(text(bytes)?).map_err(corrupt)?),
+        (FieldType::Timestamp, ValueRef::Text(bytes)) => Value::Timestamp(stored_timestamp(text(bytes)?).map_err(corrupt)?),
         (ty, other) => return Err(corrupt(format!("a {ty:?} field holds a stored {:?}", other.data_type()))),
     })
 }

@@ -9,9 +9,17 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Runs `load` when `keys` change (and on `reload`), keeping its result or its error. */
+/**
+ * Runs `load` when `keys` change (and on `reload`), keeping its result or its error.
+ *
+ * The result is kept with the keys it was loaded for, and is only given out for those keys: when
+ * a page is reused for other keys (another folder, another recipient) it shows "Loading…" rather
+ * than the previous keys' rows, which a click could otherwise land on while the new rows arrive.
+ * A `reload` of the same keys keeps the rows on screen until the fresh ones replace them.
+ */
 export function useLoad<T>(load: () => Promise<T>, keys: unknown[]): Loaded<T> {
-  const [data, setData] = useState<T | undefined>(undefined);
+  const keyText = JSON.stringify(keys);
+  const [loaded, setLoaded] = useState<{ keyText: string; data: T } | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [loading, setLoading] = useState(true);
   const [generation, setGeneration] = useState(0);
@@ -22,12 +30,12 @@ export function useLoad<T>(load: () => Promise<T>, keys: unknown[]): Loaded<T> {
     load().then(
       (value) => {
         if (!current) return;
-        setData(value);
+        setLoaded({ keyText, data: value });
         setLoading(false);
       },
       (e: unknown) => {
         if (!current) return;
-        setData(undefined);
+        setLoaded(undefined);
         setError(messageOf(e));
         setLoading(false);
       },
@@ -36,8 +44,9 @@ export function useLoad<T>(load: () => Promise<T>, keys: unknown[]): Loaded<T> {
       current = false;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...keys, generation]);
+  }, [keyText, generation]);
   const reload = useCallback(() => setGeneration((g) => g + 1), []);
+  const data = loaded?.keyText === keyText ? loaded.data : undefined;
   return { data, error, loading, reload };
 }
 

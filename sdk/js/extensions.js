@@ -3,8 +3,8 @@
 // (a HeraldError, a TypeError) would trap. These wrappers turn whatever the function throws into
 // its message, so that the flow records the reason as the step's own error.
 //
-//   import { step } from "./extensions.js";
-//   export const step = step((recipient, context) => { ... });   // name the import as you like
+//   import { step as stepOf } from "./extensions.js";
+//   export const step = stepOf((recipient, context) => { ... });   // the export is named `step`
 
 function reason(e) {
   if (typeof e === "string") return e;

@@ -101,7 +101,13 @@ async fn new_projects_in_every_language_build_and_pass_their_own_test() {
             // What each example does, seen in its answer and its list of changes.
             let changes = ran["changes"].to_string();
             match (kind, open) {
-                ("http", true) => assert!(changes.contains("created: ") && changes.contains("ann@example.com"), "{name}: {ran}"),
+                ("http", true) => {
+                    assert!(changes.contains("created: ") && changes.contains("ann@example.com"), "{name}: {ran}");
+                    // The webhook template writes One-To-Many records too (its README's example).
+                    assert!(changes.contains("PURCHASES: 1 record(s) upserted for recipient"), "{name}: {ran}");
+                    let answer: Value = serde_json::from_str(ran["value"]["body"].as_str().unwrap_or("null")).unwrap_or_default();
+                    assert_eq!(answer["purchases"], 1, "{name}: {ran}");
+                }
                 ("http", false) => assert_eq!(ran["value"]["status"], 404, "{name}: {ran}"),
                 ("step", _) => assert!(changes.contains(r#"recipient 1 updated: {\"COUNTRY\":\"DE\"}"#), "{name}: {ran}"),
                 ("condition", _) => assert!(ran["value"].is_boolean(), "{name}: {ran}"),

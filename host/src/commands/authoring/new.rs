@@ -147,7 +147,7 @@ impl Values {
         let (prepare, run_flags) = match (args.kind, args.open) {
             (TypeArg::Http, true) => (
                 "",
-                r#"--method POST --path / --header 'content-type: application/json' --body '{"email": "ann@example.com", "first_name": "Ann"}'"#,
+                r#"--method POST --path / --header 'content-type: application/json' --body '{"email": "ann@example.com", "first_name": "Ann", "purchases": [{"id": "order-1", "product": "Tea", "amount": 12.5, "at": "2026-11-27T10:00:00.000Z"}]}'"#,
             ),
             (TypeArg::Http, false) => ("", "--path '/?email=ann@example.com'"),
             (TypeArg::Step | TypeArg::Condition, _) => (
@@ -210,6 +210,48 @@ mod tests {
                     assert!(!text.contains("{{"), "{lang:?} {kind:?} {file}: {text}");
                 }
             }
+        }
+    }
+
+    /// The names a source file makes public: what follows `prefix` up to a non-identifier byte.
+    fn public_names(source: &str, prefixes: &[&str]) -> Vec<String> {
+        let mut names = Vec::new();
+        for line in source.lines() {
+            for prefix in prefixes {
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    if !name.is_empty() && !name.starts_with('_') {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// Every function of the JavaScript and Python SDKs is in its reference (the README that
+    /// `new` copies into each project beside the SDK), named as it is called.
+    #[test]
+    fn every_sdk_function_is_in_its_language_s_reference() {
+        let js_reference = SDK_JS.get_file("README.md").and_then(|f| f.contents_utf8()).expect("sdk/js/README.md");
+        let mut js_names = Vec::new();
+        for file in SDK_JS.files().filter(|f| f.path().extension().is_some_and(|e| e == "js")) {
+            js_names.extend(public_names(file.contents_utf8().unwrap(), &["export function ", "export const ", "export class "]));
+        }
+        assert!(js_names.len() > 25, "{js_names:?}");
+        for name in &js_names {
+            assert!(
+                js_reference.contains(&format!("{name}(")) || js_reference.contains(&format!("`{name}`")),
+                "sdk/js/README.md does not name {name}"
+            );
+        }
+        let py_reference = SDK_PYTHON.get_file("README.md").and_then(|f| f.contents_utf8()).expect("sdk/python/herald_sdk/README.md");
+        let py_source = SDK_PYTHON.get_file("__init__.py").and_then(|f| f.contents_utf8()).unwrap();
+        let py_names = public_names(py_source, &["def ", "class ", "    def "]);
+        assert!(py_names.len() > 30, "{py_names:?}");
+        for name in &py_names {
+            let named = [format!("{name}("), format!("`{name}`"), format!(".{name}`"), format!("herald.{name}")];
+            assert!(named.iter().any(|n| py_reference.contains(n.as_str())), "sdk/python/herald_sdk/README.md does not name {name}");
         }
     }
 

@@ -1,8 +1,10 @@
 // {{name}}: an open http extension (a webhook: called without credentials, so it may write but
-// not read recipients). POST / with {"email": "...", "first_name": "..."} upserts the recipient
-// with that EMAIL and answers its USER_ID.
+// not read recipients). POST / with {"email": "...", "first_name": "...", "purchases": [{"id":
+// "...", "product": "...", "amount": 12.5, "at": "2026-11-27T10:00:00.000Z"}]} upserts the
+// recipient with that EMAIL and its PURCHASES records (by their ID: a call delivered twice
+// leaves the same data), and answers its USER_ID. Reference: herald/sdk/README.md.
 import { serve, json } from "./herald/sdk/http.js";
-import { upsert } from "./herald/sdk/recipients-write.js";
+import { upsert, upsertRecords } from "./herald/sdk/recipients-write.js";
 import { info } from "./herald/sdk/log.js";
 
 serve(async (request) => {
@@ -17,6 +19,9 @@ serve(async (request) => {
   const person = { EMAIL: payload.email };
   if (typeof payload.first_name === "string") person.FIRST_NAME = payload.first_name;
   const stored = upsert(person);
-  info(`contact ${payload.email} stored`);
-  return json(200, { recipient: stored.USER_ID });
+  const purchases = Array.isArray(payload.purchases) ? payload.purchases : [];
+  const records = purchases.map((p) => ({ ID: String(p.id), PRODUCT: p.product ?? null, AMOUNT: p.amount ?? null, PURCHASED_AT: p.at ?? null }));
+  const written = records.length ? upsertRecords("USER_ID", stored.USER_ID, "PURCHASES", records) : 0;
+  info(`contact ${payload.email} stored with ${written} purchases`);
+  return json(200, { recipient: stored.USER_ID, purchases: written });
 });

@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-const GUESTS: [&str; 28] = [
+const GUESTS: [&str; 29] = [
     "echo",
     "open-webhook",
     "spin",
@@ -40,6 +40,7 @@ const GUESTS: [&str; 28] = [
     "monitor-http",
     "crm-call",
     "counter",
+    "signature-probe",
 ];
 
 fn main() {

@@ -68,6 +68,18 @@ declare module "./secrets.js" {
   export function get(name: string): string | null;
 }
 
+declare module "./signatures.js" {
+  /** http extensions only: a Standard Webhooks signature checked with secret `secret` (never read). */
+  export function verifyStandardWebhook(
+    secret: string,
+    headers: Headers | Record<string, string>,
+    body: Uint8Array | ArrayBuffer | string,
+    toleranceSeconds?: number,
+  ): boolean;
+  /** http extensions only: an HMAC-SHA256 of `message` (hex or base64, `sha256=` skipped). */
+  export function verifyHmacSha256(secret: string, message: Uint8Array | ArrayBuffer | string, signature: string): boolean;
+}
+
 declare module "./log.js" {
   export function debug(message: unknown): void;
   export function info(message: unknown): void;

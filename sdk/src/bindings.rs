@@ -65,3 +65,14 @@ pub mod authheader_world {
         default_bindings_module: "herald_sdk::bindings::authheader_world",
     });
 }
+
+/// The signature checks an http extension may import (`herald:platform/signatures`).
+pub mod signing {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "herald:platform/signing",
+        with: {
+            "herald:platform/types@0.1.0": crate::bindings::platform::herald::platform::types,
+        },
+    });
+}

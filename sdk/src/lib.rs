@@ -48,6 +48,7 @@ mod data;
 pub mod extensions;
 pub mod http;
 mod record;
+pub mod signatures;
 
 pub use data::{context, global_data, log, recipients, secrets, tables};
 pub use record::{Error, Field, Record, Value};

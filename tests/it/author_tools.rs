@@ -8,8 +8,22 @@ use std::time::Duration;
 
 use herald_tests::database::POSTGRES_VARIABLE;
 use herald_tests::process::herald_binary;
+use herald_tests::signing::{signed, standard_webhook_headers, whsec, SHOP_KEY};
 use herald_tests::TestServer;
 use serde_json::{json, Value};
+
+/// Keeps secret `name` in the local instance of `data` (`herald secrets set`, the value on stdin).
+async fn set_local_secret(data: &str, name: &str, value: &str) {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = tokio::process::Command::new(herald_binary())
+        .args(["secrets", "set", "--instance", "demo", name, "--data-dir", data])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(value.as_bytes()).await.unwrap();
+    assert!(child.wait().await.unwrap().success(), "herald secrets set {name}");
+}
 
 async fn herald(args: &[&str]) -> std::process::Output {
     tokio::process::Command::new(herald_binary()).args(args).env("RUST_LOG", "warn").output().await.expect("herald runs")
@@ -187,26 +201,19 @@ async fn a_local_run_lists_its_changes_and_a_dry_run_keeps_none() {
     assert!(ok && kept["dryRun"] == false, "{kept}");
     assert_eq!(stored_field(dir.path(), 2, "COUNTRY").await.as_deref(), Some("IT"));
 
-    // An open webhook given a request: its answer and every row it wrote.
+    // An open webhook given a request signed as its shop signs them (the local instance keeps
+    // the shop's key, as the production one does): its answer and every row it wrote.
+    set_local_secret(data, "SHOP_SIGNING_SECRET", &whsec(SHOP_KEY)).await;
     let order = json!({"customer": {"email": "eve@example.com", "first_name": "Eve"},
-                       "order": {"id": "A-7", "paid_at": "2026-11-20T10:00:00Z", "lines": [{"title": "Tea", "price": 4.5}, {"title": "Cup", "price": 9}]}});
-    let (hook, ok) = run_json(&[
-        "extension",
-        "run",
-        env!("GUEST_JS_SHOP_WEBHOOK"),
-        "--data-dir",
-        data,
-        "--dry-run",
-        "--method",
-        "POST",
-        "--path",
-        "/",
-        "--header",
-        "content-type: application/json",
-        "--body",
-        &order.to_string(),
-    ])
-    .await;
+                       "order": {"id": "A-7", "paid_at": "2026-11-20T10:00:00Z", "lines": [{"title": "Tea", "price": 4.5}, {"title": "Cup", "price": 9}]}})
+    .to_string();
+    let signature: Vec<String> = standard_webhook_headers(SHOP_KEY, order.as_bytes(), 0).iter().map(|(n, v)| format!("{n}: {v}")).collect();
+    let mut args = vec!["extension", "run", env!("GUEST_JS_SHOP_WEBHOOK"), "--data-dir", data, "--dry-run", "--method", "POST"];
+    args.extend(["--path", "/", "--header", "content-type: application/json", "--body", &order]);
+    for header in &signature {
+        args.extend(["--header", header.as_str()]);
+    }
+    let (hook, ok) = run_json(&args).await;
     assert!(ok, "{hook}");
     assert_eq!(hook["value"]["status"], 200, "{hook}");
     let changes = hook["changes"].as_array().unwrap();
@@ -231,6 +238,7 @@ async fn an_http_extension_is_served_locally_with_each_call_reported() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    set_local_secret(dir.path().to_str().unwrap(), "SHOP_SIGNING_SECRET", &whsec(SHOP_KEY)).await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
     let mut child = tokio::process::Command::new(herald_binary())
@@ -241,10 +249,10 @@ async fn an_http_extension_is_served_locally_with_each_call_reported() {
         .spawn()
         .unwrap();
     let client = herald_tests::reqwest::Client::new();
-    let order = json!({"customer": {"email": "kim@example.com"}, "order": {"id": "B-1", "lines": []}});
+    let order = json!({"customer": {"email": "kim@example.com"}, "order": {"id": "B-1", "lines": []}}).to_string();
     let started = std::time::Instant::now();
     let answer = loop {
-        match client.post(format!("http://{listen}/orders")).json(&order).send().await {
+        match signed(client.post(format!("http://{listen}/orders")), SHOP_KEY, order.as_bytes(), 0).send().await {
             Ok(answer) => break answer,
             Err(_) if started.elapsed() < Duration::from_secs(60) => tokio::time::sleep(Duration::from_millis(200)).await,
             Err(e) => panic!("the local server never answered: {e}"),
@@ -280,17 +288,14 @@ async fn a_failed_execution_keeps_its_input_without_credentials_and_a_new_versio
     // The shop's webhook, sent an order whose lines are not a list: it throws, and its SDK
     // answers 500. The calls it answers are not recorded with their input; this one is.
     api.upload_extension("hook.wasm", env!("GUEST_JS_SHOP_WEBHOOK"), "http").await;
+    api.put("/extensions/secrets/SHOP_SIGNING_SECRET", json!({"value": whsec(SHOP_KEY)})).await.expect(201);
     let open = format!("{}/extensions/open/demo/hook", s.base);
-    let fine = json!({"customer": {"email": "amy@example.com"}, "order": {"id": "C-0", "lines": []}});
-    assert_eq!(s.client.post(&open).json(&fine).send().await.unwrap().status(), 200);
+    let fine = json!({"customer": {"email": "amy@example.com"}, "order": {"id": "C-0", "lines": []}}).to_string();
+    assert_eq!(signed(s.client.post(&open), SHOP_KEY, fine.as_bytes(), 0).send().await.unwrap().status(), 200);
     let order = json!({"customer": {"email": "zed@example.com"}, "order": {"id": "C-1", "lines": 5}}).to_string();
-    let answer = s
-        .client
-        .post(format!("{open}/orders?id=7"))
-        .header("content-type", "application/json")
+    let answer = signed(s.client.post(format!("{open}/orders?id=7")), SHOP_KEY, order.as_bytes(), 0)
         .header("x-shop-token", "s3cret-token")
         .header("x-signature", "sig-1")
-        .body(order.clone())
         .send()
         .await
         .unwrap();

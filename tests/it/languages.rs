@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use herald_tests::reqwest::multipart::{Form, Part};
 use herald_tests::reqwest::Method;
+use herald_tests::signing::{signed, whsec, SHOP_KEY};
 use herald_tests::{answer, json, test_runtime, Api, Settings, TestServer};
 use serde_json::Value;
 
@@ -65,9 +66,26 @@ async fn the_examples_work_end_to_end(language: &Language) {
                   "lines": [{"sku": "TEA-1", "title": "Green tea", "price": 4.5}, {"sku": "CUP", "title": "Cup", "price": 12}]}
     });
     let hook = format!("{}/extensions/open/demo/{f}%252Fshop", s.base);
-    let r = s.client.post(&hook).json(&order).send().await.unwrap();
+    let order_bytes = serde_json::to_vec(&order).unwrap();
+    let send = |body: &[u8], key: &[u8], age: u64| signed(s.client.post(&hook), key, body, age).send();
+    // The webhook checks the shop's signature with a secret it names and never reads: until the
+    // instance has it, the webhook says so; then only calls signed with it, lately, are taken.
+    let r = send(&order_bytes, SHOP_KEY, 0).await.unwrap();
+    assert_eq!(r.status(), 503, "{f}");
+    assert!(r.text().await.unwrap().contains("SHOP_SIGNING_SECRET"), "{f}");
+    let secret = json!({"value": whsec(SHOP_KEY)});
+    api.put("/extensions/secrets/SHOP_SIGNING_SECRET", secret).await.expect(201);
+    let unsigned = s.client.post(&hook).json(&order).send().await.unwrap();
+    assert_eq!(unsigned.status(), 401, "{f}: {}", unsigned.text().await.unwrap());
+    assert_eq!(send(&order_bytes, b"another key", 0).await.unwrap().status(), 401, "{f}: signed with another key");
+    assert_eq!(send(&order_bytes, SHOP_KEY, 3600).await.unwrap().status(), 401, "{f}: signed an hour ago");
+    let tampered =
+        signed(s.client.post(&hook), SHOP_KEY, &order_bytes, 0).body(order_bytes.iter().copied().chain(*b" ").collect::<Vec<u8>>());
+    assert_eq!(tampered.send().await.unwrap().status(), 401, "{f}: a body changed after signing");
+    let r = send(&order_bytes, SHOP_KEY, 0).await.unwrap();
     assert_eq!(r.status(), 200, "{f}: {}", r.text().await.unwrap());
-    let stored: Value = s.client.post(&hook).json(&order).send().await.unwrap().json().await.unwrap();
+    // Delivered again (at least once): the same data.
+    let stored: Value = send(&order_bytes, SHOP_KEY, 0).await.unwrap().json().await.unwrap();
     let id = stored["recipient"].as_i64().unwrap_or_else(|| panic!("{f}: {stored}"));
     assert_eq!(stored["purchases"], 2, "{f}: {stored}");
     let person = api.get(&format!("/recipients/{id}")).await.json();
@@ -80,11 +98,11 @@ async fn the_examples_work_end_to_end(language: &Language) {
     assert_eq!(purchases.as_array().map(Vec::len), Some(2), "{f}: the second call replaced, not added: {purchases}");
     assert!(purchases.to_string().contains("Green tea"), "{f}: {purchases}");
     // A payload that is not an order is the webhook's 400, with its reason.
-    let bad = s.client.post(&hook).body("not json").send().await.unwrap();
+    let bad = send(b"not json", SHOP_KEY, 0).await.unwrap();
     assert_eq!(bad.status(), 400, "{f}");
     // A record the model refuses: the guest's HeraldError reads as the REST API's message does.
     let mistyped = json!({"customer": {"email": "ann@example.com"}, "order": {"id": "A-1002", "paid_at": "2026-11-20T10:00:00Z", "lines": [{"title": 42, "price": 1}]}});
-    let refused = s.client.post(&hook).json(&mistyped).send().await.unwrap();
+    let refused = send(&serde_json::to_vec(&mistyped).unwrap(), SHOP_KEY, 0).await.unwrap();
     assert_eq!(refused.status(), 400, "{f}");
     let said = refused.text().await.unwrap();
     assert!(said.contains("invalid: field PRODUCT is STRING") && !said.contains("Error::") && !said.contains("Invalid("), "{f}: {said}");

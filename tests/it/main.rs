@@ -32,4 +32,5 @@ mod queue;
 mod recipient_data;
 mod recipients;
 mod secrets;
+mod signatures;
 mod tenancy;

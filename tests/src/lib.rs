@@ -6,6 +6,7 @@ pub mod database;
 pub mod imports;
 pub mod process;
 pub mod recorder;
+pub mod signing;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,6 +1,9 @@
 """An open webhook (world herald:platform/open-http-extension, configured `--open`) that a shop
 calls when an order is paid: it upserts the customer as a recipient (by EMAIL) and the order's
-lines as PURCHASES records, and answers what it stored.
+lines as PURCHASES records, and answers what it stored. The shop signs its calls by the Standard
+Webhooks scheme with the secret the instance keeps as SHOP_SIGNING_SECRET (`PUT
+/extensions/secrets/SHOP_SIGNING_SECRET`): Herald checks the signature without the extension ever
+reading the secret, and a call not signed with it is answered 401.
 
 The shop's payload:
     {"customer": {"email": "...", "first_name": "...", "city": "..."},
@@ -15,6 +18,13 @@ from wit_world import exports
 def paid(request: herald.Request) -> herald.Response:
     if request.method != "POST":
         return herald.Response.text(405, "POST an order")
+    try:
+        if not herald.signatures.verify_standard_webhook("SHOP_SIGNING_SECRET", request):
+            return herald.Response.json(401, {"error": "the call is not signed with the shop's secret"})
+    except herald.HeraldError as e:
+        if e.kind != "not-found":
+            raise
+        return herald.Response.json(503, {"error": "set the secret SHOP_SIGNING_SECRET first"})
     try:
         payload = request.json()
         customer, order = payload["customer"], payload["order"]

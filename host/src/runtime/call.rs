@@ -58,6 +58,8 @@ pub trait Invocation: Send + 'static {
     const KIND: &'static str;
     /// Whether the guest may read the instance's secrets (authheader extensions only).
     const READS_SECRETS: bool = false;
+    /// Whether the guest may check signatures keyed by the instance's secrets (http only).
+    const CHECKS_SIGNATURES: bool = false;
     /// Whether the guest's outbound requests get the headers of the instance's authheader
     /// extensions (all but an authheader's own, which would recurse).
     const HEADERS_FOR_OUTBOUND: bool = true;
@@ -133,6 +135,8 @@ impl Runtime {
         };
         let state = store.data_mut();
         state.secrets = I::READS_SECRETS.then(|| self.secrets.clone());
+        state.signing = I::CHECKS_SIGNATURES.then(|| self.secrets.clone());
+        state.signature_checks = 0;
         state.context = context;
         state.lineage = lineage;
         state.triggers = self.triggers.get().cloned();

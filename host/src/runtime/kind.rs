@@ -28,9 +28,12 @@ const CONTEXT: &str = "herald:platform/context";
 const GLOBAL_DATA: &str = "herald:platform/global-data";
 const LOG: &str = "herald:platform/log";
 const SECRETS: &str = "herald:platform/secrets";
+const SIGNATURES: &str = "herald:platform/signatures";
 
 /// The `imports` world: what http, step, condition and monitor extensions are offered.
 const ALL_PLATFORM: [&str; 7] = [TYPES, RECIPIENTS_READ, RECIPIENTS_WRITE, TABLES, CONTEXT, GLOBAL_DATA, LOG];
+/// The http worlds: `imports` and the signature checks of calls from outside.
+const HTTP_PLATFORM: [&str; 8] = [TYPES, RECIPIENTS_READ, RECIPIENTS_WRITE, TABLES, CONTEXT, GLOBAL_DATA, LOG, SIGNATURES];
 /// The authheader world: no recipient data, only what making headers needs; the only world with
 /// the instance's secrets.
 const AUTHHEADER_PLATFORM: [&str; 4] = [TYPES, GLOBAL_DATA, LOG, SECRETS];
@@ -107,6 +110,7 @@ impl ExtensionKind {
     fn platform_imports(self) -> &'static [&'static str] {
         match self {
             ExtensionKind::Authheader => &AUTHHEADER_PLATFORM,
+            ExtensionKind::Http => &HTTP_PLATFORM,
             _ => &ALL_PLATFORM,
         }
     }
@@ -173,6 +177,13 @@ mod tests {
         let write = "herald:platform/recipients-write@0.1.0";
         assert_eq!(ExtensionKind::Step.refuses_import(write, false), None);
         assert_eq!(ExtensionKind::Http.refuses_import(write, true), None);
+        // Signature checks are for calls from outside: http extensions, open ones included.
+        let signatures = "herald:platform/signatures@0.1.0";
+        assert_eq!(ExtensionKind::Http.refuses_import(signatures, true), None);
+        for kind in [ExtensionKind::Step, ExtensionKind::Condition, ExtensionKind::Monitor, ExtensionKind::Authheader] {
+            let refused = kind.refuses_import(signatures, false).unwrap();
+            assert!(refused.contains("may not import herald:platform/signatures"), "{refused}");
+        }
         let refused = ExtensionKind::Authheader.refuses_import(write, false).unwrap();
         assert!(refused.contains("type 'authheader'") && refused.contains("global-data, log, secrets"), "{refused}");
         assert_eq!(ExtensionKind::Authheader.refuses_import("herald:platform/secrets@0.1.0", false), None);

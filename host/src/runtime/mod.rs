@@ -16,6 +16,7 @@ mod logs;
 pub mod oneshot;
 mod output;
 mod platform;
+pub mod signatures;
 mod state;
 pub mod validate;
 mod warm;
@@ -160,6 +161,7 @@ impl Runtime {
         kinds::authheader::secrets_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(&mut linker, |state| {
             state
         })?;
+        signatures::signatures_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(&mut linker, |state| state)?;
         let secrets = settings.secrets_key.load(data_dir)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         engine::spawn_ticker(engine.clone(), stop_ticker.clone());

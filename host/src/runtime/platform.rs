@@ -434,3 +434,26 @@ fn person_values(model: &Model, fields: Vec<Field>) -> Result<Vec<(usize, Value)
     }
     Ok(values)
 }
+
+impl CallState {
+    /// The value of the instance's secret `name`, noted as revealed (so that the call's records
+    /// have it replaced by `[secret]`); for the interfaces that use secrets (`secrets.get`, the
+    /// signature checks), each of which decides first whether its call may.
+    pub(super) async fn open_secret(&mut self, ring: &crate::secrets::KeyRing, name: &str) -> Answer<Option<String>> {
+        let tenant = Arc::clone(&self.tenant);
+        match crate::secrets::get(ring, &tenant, name).await {
+            Ok(value) => {
+                self.revealed.extend(value.iter().cloned());
+                Ok(value)
+            }
+            Err(crate::secrets::SecretError::Unopenable { name, reason }) => {
+                tracing::error!(instance = tenant.customer_id(), secret = %name, %reason, "a secret cannot be opened");
+                Err(invalid(format!("secret {name} cannot be opened on this node (its operator is told why)")))
+            }
+            Err(e) => {
+                tracing::error!(instance = tenant.customer_id(), error = %e, "a secret could not be read");
+                Err(invalid("the instance's secrets could not be reached"))
+            }
+        }
+    }
+}

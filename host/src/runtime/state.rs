@@ -39,6 +39,10 @@ pub struct CallState {
     pub lineage: crate::domain::triggers::Lineage,
     /// The secrets key ring: only for the calls of authheader extensions (`secrets.get`).
     pub secrets: Option<crate::secrets::KeyRing>,
+    /// The same ring for the signature checks of http extensions (`signatures.rs`), which use a
+    /// secret without giving it to the guest; and how many this call has made.
+    pub signing: Option<crate::secrets::KeyRing>,
+    pub signature_checks: u32,
     /// Credentials this call saw (secret values read, headers made): removed from its log and
     /// output before they are kept.
     pub revealed: Vec<String>,
@@ -76,6 +80,8 @@ impl CallState {
             triggers: None,
             lineage: Default::default(),
             secrets: None,
+            signing: None,
+            signature_checks: 0,
             revealed: Vec::new(),
             journal: None,
             wasi,

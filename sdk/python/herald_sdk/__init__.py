@@ -34,7 +34,7 @@ from componentize_py_types import Err, Ok
 
 __all__ = [
     "HeraldError", "Request", "Response", "serve", "record", "context", "current_context",
-    "recipients", "tables", "global_data", "secrets", "log",
+    "recipients", "tables", "global_data", "secrets", "signatures", "log",
 ]
 
 # The largest whole number the platform keeps exactly (±(2^53 − 1)).
@@ -62,6 +62,7 @@ _global_data = _optional("global_data")
 _context = _optional("context")
 _log = _optional("log")
 _secrets = _optional("secrets")
+_signatures = _optional("signatures")
 _http_types = _optional("wasi_http_types")
 
 
@@ -248,6 +249,32 @@ class secrets:
     def get(name):
         s = _need(_secrets, "secrets")
         return _call(s.get, name)
+
+
+class signatures:
+    """Checking that a call comes from the system that says it sent it (http extensions only):
+    Herald computes an HMAC-SHA256 keyed by one of the instance's secrets, which the extension
+    names and never reads. At most 8 checks a call."""
+
+    @staticmethod
+    def verify_standard_webhook(secret, request, tolerance_seconds=300):
+        """Whether `request` is signed by the Standard Webhooks scheme (headers webhook-id,
+        webhook-timestamp, webhook-signature) with secret `secret`, sent within
+        `tolerance_seconds` of now."""
+        s = _need(_signatures, "signatures")
+        return _call(
+            s.verify_standard_webhook, secret, request.header("webhook-id") or "",
+            request.header("webhook-timestamp") or "", request.header("webhook-signature") or "",
+            request.body, tolerance_seconds,
+        )
+
+    @staticmethod
+    def verify_hmac_sha256(secret, message, signature):
+        """Whether `signature` (hex or base64, `sha256=` skipped) is the HMAC-SHA256 of `message`
+        (bytes, or text as UTF-8) keyed by secret `secret`."""
+        s = _need(_signatures, "signatures")
+        data = message.encode("utf-8") if isinstance(message, str) else bytes(message)
+        return _call(s.verify_hmac_sha256, secret, data, signature or "")
 
 
 class log:

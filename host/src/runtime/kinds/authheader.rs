@@ -97,20 +97,6 @@ impl secrets_interface::Host for CallState {
     async fn get(&mut self, name: String) -> Result<Option<String>, crate::runtime::platform::bindings::herald::platform::types::Error> {
         use crate::runtime::platform::bindings::herald::platform::types::Error as GuestError;
         let Some(ring) = self.secrets.clone() else { return Err(GuestError::Forbidden) };
-        let tenant = Arc::clone(&self.tenant);
-        match crate::secrets::get(&ring, &tenant, &name).await {
-            Ok(value) => {
-                self.revealed.extend(value.iter().cloned());
-                Ok(value)
-            }
-            Err(crate::secrets::SecretError::Unopenable { name, reason }) => {
-                tracing::error!(instance = tenant.customer_id(), secret = %name, %reason, "a secret cannot be opened");
-                Err(GuestError::Invalid(format!("secret {name} cannot be opened on this node (its operator is told why)")))
-            }
-            Err(e) => {
-                tracing::error!(instance = tenant.customer_id(), error = %e, "a secret could not be read");
-                Err(GuestError::Invalid("the instance's secrets could not be reached".into()))
-            }
-        }
+        self.open_secret(&ring, &name).await
     }
 }

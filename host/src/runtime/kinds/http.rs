@@ -39,6 +39,7 @@ impl Invocation for HttpInvocation {
     type Output = ();
     const KIND: &'static str = "http";
     const REUSES_INSTANCE: bool = true;
+    const CHECKS_SIGNATURES: bool = true;
 
     /// The request's head, and its body's first bytes as the guest reads them (copied only up to
     /// the bound; a request whose execution succeeds drops the copy).

@@ -35,6 +35,8 @@ base, shots, guests = sys.argv[1].rstrip("/"), Path(sys.argv[2]), Path(sys.argv[
 shots.mkdir(parents=True, exist_ok=True)
 DEMO = ("demo-public-key", "demo-public-secret")
 STAGING = ("demo-staging-public-key", "demo-staging-public-secret")
+# How every page shows a time.
+ONE_TIME_FORM = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$")
 # A city no other test uses: the search finds exactly the recipients made here.
 city = f"Console-{uuid.uuid4().hex[:8]}"
 # Extension names no earlier run of this server used.
@@ -141,6 +143,7 @@ with sync_playwright() as p:
     expect(page.get_by_role("heading", name=f"Recipient {ids[0]}")).to_be_visible()
     expect(page.get_by_role("table", name="Person Data", exact=True)).to_contain_text(city)
     expect(page.get_by_role("table", name="Events")).to_contain_text("WELCOME")
+    expect(page.get_by_role("table", name="Events").locator("time").first).to_have_text(ONE_TIME_FORM)
     expect(page.get_by_role("region", name="One-To-Many: PURCHASES")).to_be_visible()
     shot("recipient")
 
@@ -170,6 +173,7 @@ with sync_playwright() as p:
     expect(newest.locator("td").nth(4)).to_have_text("6")
     expect(newest.locator("td").nth(5)).to_have_text("5")
     expect(newest.locator("td").nth(7)).to_have_text("1")
+    expect(newest.locator("time")).to_have_text(ONE_TIME_FORM)
     newest.get_by_role("button", name="Rejected rows").click()
     expect(page.get_by_role("table", name="Rejected rows")).to_contain_text("AGE expects a NUMBER")
     shot("imports")
@@ -242,6 +246,10 @@ with sync_playwright() as p:
 
     refreshed_until_one_execution()
     expect(page.get_by_role("table", name="Executions")).to_contain_text("ok")
+    # Times read alike on every page (the API gives milliseconds here, the instance's pattern
+    # dd.MM.yyyy HH:mm:ss on the flow, import, monitor and event pages): UTC, to the second.
+    expect(executions.first.locator("time")).to_have_text(ONE_TIME_FORM)
+    expect(executions.first.locator("time")).to_have_attribute("datetime", re.compile(r"^\d{4}-\d{2}-\d{2}T"))
     chart = page.get_by_role("img", name=re.compile("^Chart of calls and failures from "))
     expect(chart.locator("canvas")).to_have_count(1)
     # Its time axis spans the minutes of the calls (it once spanned years: a unit mix-up).
@@ -334,6 +342,11 @@ with sync_playwright() as p:
     expect(runs).to_contain_text(str(ids[0]))
     runs.locator("tbody tr").filter(has=page.get_by_role("cell", name=str(ids[0]), exact=True)).first.get_by_role("link").click()
     expect(page.get_by_role("table", name="Trace")).to_be_visible()
+    expect(page.get_by_role("table", name="Trace").locator("time").first).to_have_text(ONE_TIME_FORM)
+    started = page.get_by_role("main").locator("p time").first
+    expect(started).to_have_text(ONE_TIME_FORM)
+    # Read from the instance's pattern, it is today's date, not a misread day and month.
+    assert started.inner_text().startswith(datetime.now(timezone.utc).strftime("%Y-%m-")), started.inner_text()
     shot("flow-run")
     nav("Monitors").click()
     listed_monitor = page.get_by_role("region", name=monitor)

@@ -135,6 +135,8 @@ async fn discovery_describes_the_data_model() {
     let promotions = api.get("/discovery/promotions").await.json();
     assert_eq!(names(&promotions), ["WELCOME10", "ADULT_OFFER"]);
     assert_eq!(promotions[1]["filter"], "AGE>=18");
+    // The patterns in which the API writes the demo's dates and times.
+    assert_eq!(api.get("/discovery/formats").await.json(), json!({"date": "dd.MM.yyyy", "timestamp": "dd.MM.yyyy HH:mm:ss"}));
 }
 
 // On PostgreSQL writers run side by side (on SQLite one writer takes them in turn): an upsert

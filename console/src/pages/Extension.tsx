@@ -8,6 +8,7 @@ import { href, useLoad } from "../hooks";
 import { Rows, Section, Show, show } from "../ui";
 import { extensionId, TryIt, useExecutions } from "./Extensions";
 import type { Execution, ExtensionItem } from "./Extensions";
+import { When } from "../time";
 
 /** One extension: its configuration, a chart and a table of its executions, and "try it". */
 export function Extension({ id }: { id: string }) {
@@ -64,7 +65,7 @@ export function Extension({ id }: { id: string }) {
                 label="Executions"
                 columns={["At", "Duration", "Outcome", "Log", "Input"]}
                 rows={list.map((e) => [
-                  new Date(e.at).toISOString().replace("T", " ").slice(0, 19),
+                  <When value={e.at} />,
                   `${e.durationMs} ms`,
                   <span class={e.outcome === "ok" ? "ok" : "failed"}>{e.outcome}</span>,
                   <pre class="log">{[...e.log, e.stdout, e.stderr].filter((l) => l !== "").join("\n")}</pre>,

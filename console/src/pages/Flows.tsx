@@ -2,6 +2,7 @@ import { api, segment } from "../api";
 import type { Json, JsonObject } from "../api";
 import { href, useLoad } from "../hooks";
 import { Pre, Rows, Section, Show, show } from "../ui";
+import { When } from "../time";
 
 interface Run {
   id: string;
@@ -71,8 +72,8 @@ export function Flow({ name }: { name: string }) {
                   r.state,
                   r.outcome ?? "",
                   r.trigger,
-                  r.startedAt,
-                  r.resumeAt ?? "",
+                  <When value={r.startedAt} />,
+                  <When value={r.resumeAt} />,
                 ])}
                 empty="No run yet."
               />
@@ -98,7 +99,7 @@ export function FlowRun({ name, id }: { name: string; id: string }) {
           <>
             <p>
               Recipient {show(r.recipientId)}, {r.state}
-              {r.outcome ? ` (${r.outcome})` : ""}, version {r.version}, started {r.startedAt}
+              {r.outcome ? ` (${r.outcome})` : ""}, version {r.version}, started <When value={r.startedAt} />
             </p>
             <Section title="Trace">
               <Rows
@@ -108,7 +109,7 @@ export function FlowRun({ name, id }: { name: string; id: string }) {
                   show(t.node),
                   show(t.kind),
                   show(t.result),
-                  show(t.at),
+                  typeof t.at === "string" || typeof t.at === "number" ? <When value={t.at} /> : show(t.at),
                   t.durationMs === undefined ? "" : `${show(t.durationMs)} ms`,
                   <pre class="log">{Array.isArray(t.log) ? t.log.join("\n") : show(t.log)}</pre>,
                 ])}

@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, segment, sendJson } from "../api";
 import { messageOf, useLoad } from "../hooks";
 import { Problem, Show } from "../ui";
+import { When } from "../time";
 
 interface Item {
   NAME: string;
@@ -86,7 +87,7 @@ function ValueRow({ item }: { item: Item }) {
         </form>
         <Problem message={error} />
       </td>
-      <td>{modified ? new Date(modified).toISOString().replace("T", " ").slice(0, 19) : "never"}</td>
+      <td>{modified ? <When value={modified} /> : "never"}</td>
     </tr>
   );
 }

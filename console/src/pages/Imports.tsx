@@ -4,6 +4,7 @@ import { api, call, errorOf, sendJson } from "../api";
 import type { JsonObject } from "../api";
 import { messageOf, useLoad } from "../hooks";
 import { Problem, Rows, Section, Show, show } from "../ui";
+import { When } from "../time";
 
 interface Import {
   importId: string;
@@ -120,7 +121,7 @@ export function Imports() {
             label="Imports"
             columns={["Created", "Target", "State", "Progress", "Rows read", "Created", "Updated", "Rejected", ""]}
             rows={list.map((i) => [
-              i.createdAt,
+              <When value={i.createdAt} />,
               i.target,
               <span title={i.message}>{i.state + (i.message ? `: ${i.message}` : "")}</span>,
               <progress max={Math.max(i.size, 1)} value={i.bytesRead} aria-label={`Progress of ${i.importId}`} />,

@@ -1,6 +1,7 @@
 import { api } from "../api";
 import { href, useLoad } from "../hooks";
 import { Rows, Section, Show } from "../ui";
+import { When } from "../time";
 
 interface MonitorRun {
   at: string;
@@ -31,14 +32,14 @@ export function Monitors() {
               <Section title={m.id}>
                 <p>
                   <span class={`status ${m.status}`}>{m.status}</span> · schedule <code>{m.schedule ?? "none"}</code> · next run{" "}
-                  {m.nextRunAt ?? "not scheduled yet"}
+                  {m.nextRunAt ? <When value={m.nextRunAt} /> : "not scheduled yet"}
                   {m.alert && ` · alert: ${m.alert.event} for ${JSON.stringify(m.alert.recipient)}`} ·{" "}
                   <a href={href("extensions", "one", m.id)}>executions</a>
                 </p>
                 <Rows
                   label={`${m.id} history`}
                   columns={["At", "Status", "Message", "Duration"]}
-                  rows={m.history.map((r) => [r.at, r.status, r.message, `${r.durationMs} ms`])}
+                  rows={m.history.map((r) => [<When value={r.at} />, r.status, r.message, `${r.durationMs} ms`])}
                   empty="Not run yet."
                 />
               </Section>

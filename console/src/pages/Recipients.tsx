@@ -5,6 +5,7 @@ import type { Json, JsonObject } from "../api";
 import { href, messageOf, useLoad } from "../hooks";
 import { Problem, Rows, Section, Show, show } from "../ui";
 import { exportRecipients } from "./Imports";
+import { When } from "../time";
 
 interface Page {
   links: { rel: string; href: string }[];
@@ -155,7 +156,7 @@ export function Recipient({ id }: { id: string }) {
               </Section>
             ))}
             <Section title="Events">
-              <Rows label="Events" columns={["Event", "Achieved at"]} rows={r.events.map((e) => [<code>{e.eventId}</code>, e.achievedAt])} />
+              <Rows label="Events" columns={["Event", "Achieved at"]} rows={r.events.map((e) => [<code>{e.eventId}</code>, <When value={e.achievedAt} />])} />
             </Section>
             <Section title="Target groups">
               <p>{r.groups.length === 0 ? "None." : r.groups.map((g) => g.name).join(", ")}</p>

@@ -1,6 +1,6 @@
 //! Discovery API: the definitions of Person Data, One-To-Many tables, Global Data and Global Data
 //! Tables, and (Herald's additions, for consoles and integrators) the instance's events, target
-//! groups and promotions. Person Data layout (the spec leaves it open):
+//! groups, promotions and date and timestamp patterns (`/discovery/formats`). Person Data layout (the spec leaves it open):
 //!
 //! `{"recipientId": "USER_ID", "fields": [{"name", "type", "unique", "identifier", "description"?}]}`
 //!
@@ -17,7 +17,7 @@ use super::ApiContext;
 use crate::model::{FieldType, NamedFilter, TableDef};
 
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(person_data, otm_names, otm_table, global_data, gdt_names, gdt_table, events, target_groups, promotions))]
+#[openapi(paths(person_data, otm_names, otm_table, global_data, gdt_names, gdt_table, events, target_groups, promotions, formats))]
 pub(super) struct Doc;
 
 pub(super) fn router() -> Router<ApiContext> {
@@ -32,6 +32,7 @@ pub(super) fn router() -> Router<ApiContext> {
         .route("/discovery/events", get(events))
         .route("/discovery/targetgroups", get(target_groups))
         .route("/discovery/promotions", get(promotions))
+        .route("/discovery/formats", get(formats))
 }
 
 #[utoipa::path(get, path = "/discovery/persondata", tag = "Discovery", summary = "The Person Data fields", responses((status = 200, description = "The fields and which identifies a recipient.", body = s::PersonDataDefinition)))]
@@ -113,4 +114,10 @@ async fn target_groups(caller: PublicCaller) -> Json<Vec<s::SegmentDefinition>> 
     responses((status = 200, description = "The promotions.", body = Vec<s::SegmentDefinition>)))]
 async fn promotions(caller: PublicCaller) -> Json<Vec<s::SegmentDefinition>> {
     Json(segments(&caller.tenant.model.def.promotions))
+}
+
+#[utoipa::path(get, path = "/discovery/formats", tag = "Discovery", summary = "The instance's date and timestamp patterns", responses((status = 200, description = "The patterns in which the API writes and reads dates and times (UTC): a client that shows times, such as the console, reads them with these.", body = s::Formats)))]
+async fn formats(caller: PublicCaller) -> Json<s::Formats> {
+    let formats = &caller.tenant.model.formats;
+    Json(s::Formats { date: formats.date.source().to_string(), timestamp: formats.timestamp.source().to_string() })
 }

@@ -251,6 +251,19 @@ pub struct PersonDataDefinition {
     pub fields: Vec<PersonDataField>,
 }
 
+/// The instance's date and timestamp patterns (Java style: `yyyy`, `yy`, `MM`, `dd`, `HH`, `mm`,
+/// `ss`, `SSS`, text in single quotes), in which the API writes and reads DATE and TIMESTAMP
+/// values and its own times (`achievedAt`, `startedAt`, `createdAt`...), all in UTC.
+#[derive(Serialize, ToSchema)]
+pub struct Formats {
+    /// The pattern of a date, such as `dd.MM.yyyy`.
+    #[schema(example = "dd.MM.yyyy")]
+    pub date: String,
+    /// The pattern of a timestamp, such as `dd.MM.yyyy HH:mm:ss`.
+    #[schema(example = "dd.MM.yyyy HH:mm:ss")]
+    pub timestamp: String,
+}
+
 /// A One-To-Many table or Global Data Table definition.
 #[derive(Serialize, ToSchema)]
 pub struct TableDefinition {

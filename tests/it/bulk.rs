@@ -387,13 +387,13 @@ async fn a_killed_server_resumes_an_import_and_applies_every_row_once() {
     assert_eq!(ids.last().map(String::as_str), Some("200000"));
 }
 
-/// The README's import example, run as written against a server (with its `B` and `TOKEN`).
+/// The docs' import example, run as written against a server (with its `B` and `TOKEN`).
 #[tokio::test]
-async fn the_readmes_import_example_works_as_written() {
+async fn the_docs_import_example_works_as_written() {
     let s = TestServer::start().await;
     let api = s.demo().await;
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let section = &readme[readme.find("### Bulk import").expect("the section")..];
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/api.md")).unwrap();
+    let section = &docs[docs.find("## Bulk import").expect("the section")..];
     let block = &section[section.find("```sh\n").unwrap() + 6..];
     let block = &block[..block.find("```").unwrap()];
     let dir = tempfile::tempdir().unwrap();

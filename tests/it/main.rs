@@ -11,6 +11,7 @@ mod bulk_records;
 mod cli;
 mod cluster;
 mod conventions;
+mod docs;
 mod extensions;
 mod filters;
 mod flow_runs;

@@ -13,7 +13,7 @@ pub const TICK: Duration = Duration::from_millis(10);
 
 /// The memory a call may use unless its extension asks for another amount (`memory_mb`), and the
 /// most an extension may ask for unless the operator says otherwise: a JavaScript or Python
-/// hello world runs in the default (measured: see the README).
+/// hello world runs in the default (measured: see docs/extensions.md).
 pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_MEMORY_BYTES: usize = 256 * 1024 * 1024;
 

@@ -39,7 +39,7 @@ recommended, HTTP Basic with the same credentials. The open extension endpoints,
 this document need no credentials. Client errors answer 400 or 409 with a JSON `message`; other \
 errors have empty bodies. Every call counts against the instance's daily cap and its 20 calls in \
 flight (429 with Retry-After). Decisions the platform specification leaves open are documented in \
-Herald's README. `GET /discovery/openapi.json` gives this document for the caller's instance, \
+Herald's documentation (docs/api.md in its repository). `GET /discovery/openapi.json` gives this document for the caller's instance, \
 with its recipients' and tables' fields and types.",
         license(name = "Apache-2.0")
     ),

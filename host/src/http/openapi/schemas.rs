@@ -3,7 +3,7 @@
 //! describes them for client generators. Records and recipients stay open objects here: their
 //! members are the instance's fields, which the instance's own document names (`instance.rs`).
 //! Request bodies are described by the types marked "Described only": the handlers read those
-//! bodies member by member, so that a 400 names the member at fault (README, API decisions).
+//! bodies member by member, so that a 400 names the member at fault (docs/api.md).
 
 use std::collections::HashMap;
 
@@ -145,7 +145,7 @@ pub struct AchievedEvent {
 }
 
 /// Contextual data for the flows an event triggers: `name` names the Context Parameter Schema
-/// the data follows, the other members are its models (README, Contextual data).
+/// the data follows, the other members are its models (docs/flows.md).
 #[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
 pub struct ContextualData(HashMap<String, serde_json::Value>);
@@ -274,7 +274,7 @@ pub struct TableDefinition {
     pub description: Option<String>,
 }
 
-/// A flow: its trigger and nodes. The format is the README's (Flows); this document leaves it
+/// A flow: its trigger and nodes. The format is the one docs/flows.md gives; this document leaves it
 /// open so that a flow written for a later version still reads here.
 #[allow(dead_code)] // Described only.
 #[derive(Serialize, ToSchema)]
@@ -369,7 +369,7 @@ pub struct Monitor {
 }
 
 /// What a monitor does when its status changes: achieve `event` for the recipient whose
-/// Recipient Id is `recipient` (README, Monitors).
+/// Recipient Id is `recipient` (docs/secrets.md, Monitors).
 #[derive(Serialize, ToSchema)]
 pub struct MonitorAlert {
     pub event: String,

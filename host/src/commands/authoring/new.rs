@@ -121,6 +121,15 @@ fn language_name(lang: Language) -> &'static str {
     }
 }
 
+/// Where a project's README sends its author for every function of the SDK.
+fn reference(lang: Language) -> &'static str {
+    match lang {
+        Language::Js => "`herald/sdk/README.md`: every function, its arguments, what it returns and throws, with examples",
+        Language::Python => "`herald/sdk/herald_sdk/README.md`: every function, its arguments, what it returns and raises, with examples",
+        Language::Rust => "the documentation comments of `herald/sdk/src/` (each module opens with what it is for)",
+    }
+}
+
 /// The componentize-py a Python project installs for itself when none is given or on PATH: the
 /// version the test suite builds its Python guests with (`scripts/guest-tools.sh`).
 const COMPONENTIZE_PY: &str = "0.25.1";
@@ -170,6 +179,7 @@ impl Values {
             ("prepare", prepare.to_string()),
             ("run_flags", run_flags.to_string()),
             ("componentize_py", COMPONENTIZE_PY.to_string()),
+            ("reference", reference(args.lang).to_string()),
         ])
     }
 

@@ -3,10 +3,10 @@
 //! what arrives), cached while they last, never shown to the calling extension, never in any log;
 //! a failing authheader fails the call; another instance's authheader never applies.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_tests::recorder::Recorder;
-use herald_tests::{json, Api, TestServer};
+use herald_tests::{eventually, json, Api, TestServer};
 use serde_json::Value;
 
 fn encode(url: &str) -> String {
@@ -23,16 +23,16 @@ async fn call(api: &Api, url: &str) -> Value {
 /// The execution logs of `extension` once there are at least `n` (successful ones are written in
 /// batches).
 async fn logs(api: &Api, extension: &str, n: usize) -> Vec<Value> {
-    let started = Instant::now();
-    loop {
+    eventually(Duration::from_secs(10), &format!("{n} executions of {extension} logged"), || async move {
         let logs = api.get(&format!("/extensions/logs/{extension}")).await.json();
         let list = logs.as_array().cloned().unwrap_or_default();
         if list.len() >= n {
-            return list;
+            Ok(list)
+        } else {
+            Err(logs.to_string())
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "{extension} never logged {n} executions: {logs}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_host::server::{self, ServerConfig};
 use herald_tests::process::herald_binary;
@@ -64,16 +64,22 @@ async fn token(client: &reqwest::Client, base: &str, id: &str, secret: &str) -> 
 }
 
 /// Polls `check` until it holds (the server reloads instances every 200 ms here).
-async fn eventually<F, Fut>(what: &str, mut check: F)
+async fn until_true<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let start = Instant::now();
-    while !check().await {
-        assert!(start.elapsed() < Duration::from_secs(10), "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    herald_tests::eventually(Duration::from_secs(10), what, || {
+        let holds = check();
+        async move {
+            if holds.await {
+                Ok(())
+            } else {
+                Err("not yet".to_string())
+            }
+        }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -124,14 +130,10 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
     let found = Command::new("grep").arg("-rqF").arg("--").arg(&secret).arg(dir.path()).status().unwrap();
     assert_eq!(found.code(), Some(1), "only a hash of the secret is stored");
 
-    let start = Instant::now();
-    let bearer = loop {
-        if let Some(t) = token(&client, &base, &id, &secret).await {
-            break t;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "the server never loaded acme");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let bearer = herald_tests::eventually(Duration::from_secs(10), "the server loads acme", || async {
+        token(&client, &base, &id, &secret).await.ok_or_else(|| "no token yet".to_string())
+    })
+    .await;
     let auth = format!("Bearer {bearer}");
     let r = client
         .post(format!("{base}/recipients"))
@@ -147,7 +149,7 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
     let evolved = herald(dir.path(), url, &["instance", "apply", file.to_str().unwrap()]);
     assert!(evolved.status.success(), "{}", stderr(&evolved));
     assert!(stdout(&evolved).contains("acme: 2 change(s)"), "{}", stdout(&evolved));
-    eventually("the server sees NICK", || {
+    until_true("the server sees NICK", || {
         let (client, base, auth) = (&client, &base, &auth);
         async move {
             let r = client.get(format!("{base}/discovery/persondata")).header("Authorization", auth).send().await.unwrap();

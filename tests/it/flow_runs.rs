@@ -7,23 +7,23 @@
 use std::time::{Duration, Instant};
 
 use herald_host::store::ControlDb;
-use herald_tests::{json, Api, TestServer};
+use herald_tests::{eventually, json, Api, TestServer};
 use serde_json::Value;
 
 /// The runs of `flow` for recipient `id` once `n` of them are over (done or failed).
 async fn runs_over(api: &Api, flow: &str, id: i64, n: usize) -> Vec<Value> {
-    let started = Instant::now();
-    loop {
+    eventually(Duration::from_secs(20), &format!("{n} runs of {flow} for {id} over"), || async move {
         let runs = api.get(&format!("/flows/{flow}/runs?recipientId={id}")).await;
         runs.expect(200);
         let list = runs.json().as_array().cloned().unwrap_or_default();
         let over = list.iter().filter(|r| r["state"] == "done" || r["state"] == "failed").count();
         if over >= n {
-            return list;
+            Ok(list)
+        } else {
+            Err(format!("{list:?}"))
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "{n} runs of {flow} for {id} never ended: {list:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 async fn run(api: &Api, flow: &str, run: &Value) -> Value {

@@ -1,25 +1,26 @@
 //! Scheduled flows: at its cron time (the server's clock), a flow runs for every recipient of its
 //! target group, in batches, with its progress on `GET /flows/{name}`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use herald_tests::reqwest::Method;
-use herald_tests::{json, until_not, Api, TestServer};
+use herald_tests::{eventually, json, until_not, Api, TestServer};
 use serde_json::Value;
 
 /// `GET /flows/{name}` once the flow exists and `ready` holds for it.
 async fn flow_when(api: &Api, name: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
+    let ready = &ready;
+    eventually(Duration::from_secs(30), what, || async move {
         let answer = api.get(&format!("/flows/{name}")).await;
         let flow = if answer.status == 200 { answer.json() } else { json!({"status": answer.status.as_u16()}) };
         if answer.status == 200 && ready(&flow) {
-            return flow;
+            Ok(flow)
+        } else {
+            Err(flow.to_string())
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "{what} never came: {flow}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test]

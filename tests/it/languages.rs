@@ -3,12 +3,12 @@
 //! a shop's payload and upserts a recipient with One-To-Many records, a secure http extension that
 //! finds recipients by a filter, and a condition and a step run by a flow.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_tests::reqwest::multipart::{Form, Part};
 use herald_tests::reqwest::Method;
 use herald_tests::signing::{signed, whsec, SHOP_KEY};
-use herald_tests::{answer, json, test_runtime, Api, Settings, TestServer};
+use herald_tests::{answer, eventually, json, test_runtime, Api, Settings, TestServer};
 use serde_json::Value;
 
 struct Language {
@@ -133,34 +133,37 @@ async fn the_examples_work_end_to_end(language: &Language) {
     for who in [adult, child] {
         api.post_empty(&format!("/recipients/{who}/events/NEWSLETTER_SIGNUP/:achieveEvent")).await.expect(200);
     }
-    let started = Instant::now();
-    while api.get(&format!("/recipients/{adult}")).await.json()["personData"]["COUNTRY"] != "FR" {
-        assert!(started.elapsed() < Duration::from_secs(15), "{f}: the step never ran for the adult");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(Duration::from_secs(15), &format!("{f}: the step runs for the adult"), || async {
+        let person = api.get(&format!("/recipients/{adult}")).await.json();
+        if person["personData"]["COUNTRY"] == "FR" {
+            Ok(())
+        } else {
+            Err(person.to_string())
+        }
+    })
+    .await;
     // The child's run ended at the condition.
-    let runs_done = || async { api.get(&format!("/flows/{f}-adults/runs")).await };
-    let started = Instant::now();
-    loop {
-        let runs = runs_done().await.json();
+    eventually(Duration::from_secs(15), &format!("{f}: both runs done"), || async {
+        let runs = api.get(&format!("/flows/{f}-adults/runs")).await.json();
         let list = runs.as_array().cloned().unwrap_or_default();
         if list.len() == 2 && list.iter().all(|r| r["state"] == "done") {
-            break;
+            Ok(())
+        } else {
+            Err(runs.to_string())
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "{f}: runs never ended: {runs}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     assert_eq!(api.get(&format!("/recipients/{child}")).await.json()["personData"]["COUNTRY"], Value::Null, "{f}");
     // What the step logged (successful executions' logs are written within moments).
-    let started = Instant::now();
-    loop {
+    eventually(Duration::from_secs(10), &format!("{f}: the step's log"), || async {
         let log = api.get(&format!("/extensions/logs/{f}%252Ftagger")).await.json();
         if log.to_string().contains(&format!("recipient {adult}: COUNTRY=FR")) {
-            break;
+            Ok(())
+        } else {
+            Err(log.to_string())
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "{f}: {log}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use herald_tests::recorder::Recorder;
-use herald_tests::{json, Api, Settings, TestServer, OPS_INSTANCE};
+use herald_tests::{eventually, json, Api, Settings, TestServer, OPS_INSTANCE};
 use serde_json::Value;
 
 /// The `ops` instance created through the operator's commands, and a client of it.
@@ -22,15 +22,16 @@ async fn monitors(api: &Api) -> Value {
 
 /// Polls the monitor list until `check` holds for the first monitor.
 async fn until(api: &Api, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
+    let check = &check;
+    eventually(Duration::from_secs(30), what, || async move {
         let list = monitors(api).await;
-        if list.get(0).is_some_and(&check) {
-            return list[0].clone();
+        if list.get(0).is_some_and(check) {
+            Ok(list[0].clone())
+        } else {
+            Err(list.to_string())
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "timed out waiting for {what}: {list}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test]

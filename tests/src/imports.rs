@@ -1,6 +1,6 @@
 //! Helpers for the bulk transfer tests: send a file to an import, watch the import, export.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::{header, Method};
 use serde_json::Value;
@@ -21,17 +21,18 @@ pub fn started(answer: &Answer) -> String {
 
 /// Waits until import `id` is over (or `until` holds), within `within`.
 pub async fn watch(api: &Api, id: &str, within: Duration, until: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
+    let until = &until;
+    crate::eventually(within, &format!("import {id} there"), || async move {
         let answer = api.get(&format!("/imports/{id}")).await;
         answer.expect(200);
         let import = answer.json();
         if until(&import) {
-            return import;
+            Ok(import)
+        } else {
+            Err(import.to_string())
         }
-        assert!(started.elapsed() < within, "import {id} did not get there in {within:?}: {import}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 /// Whether an import is over.

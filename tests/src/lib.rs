@@ -248,15 +248,16 @@ impl TestServer {
         let created = self.herald(&["credentials", "create", "--instance", customer_id, "--scope", "public"]).await;
         let field = |name: &str| created.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).unwrap().to_string();
         let (id, secret) = (field("client_id"), field("client_secret"));
-        let started = std::time::Instant::now();
-        loop {
+        let token = eventually(Duration::from_secs(10), &format!("the server loads {customer_id}"), || async {
             let r = token_response(&self.client, &self.base, &id, &secret).await;
             if r.status() == StatusCode::OK {
-                return self.bearer(access_token(r).await);
+                Ok(access_token(r).await)
+            } else {
+                Err(r.status().to_string())
             }
-            assert!(started.elapsed() < Duration::from_secs(10), "the server never loaded {customer_id}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await;
+        self.bearer(token)
     }
 
     /// A client of the `demo` instance with its Public Api credential.
@@ -428,21 +429,43 @@ pub async fn open_status(client: &reqwest::Client, base: &str, customer: &str, i
     client.get(format!("{base}/extensions/status/open/{customer}/{id}")).send().await.expect("status request")
 }
 
+/// The one way the tests wait for something the server does in its own time: `probe` is asked
+/// every 50 ms until it answers `Ok`, whose value is returned; past `within` the test fails,
+/// saying `what` it waited for and what the probe saw last (its `Err`).
+pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
+    let started = std::time::Instant::now();
+    loop {
+        match probe().await {
+            Ok(value) => return value,
+            Err(seen) if started.elapsed() >= within => panic!("{what}: not within {within:?}; last seen: {seen}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
 /// Asks `status` until it answers something else than `while_status`; panics after `within`.
 pub async fn until_not<F, Fut>(while_status: u16, within: Duration, mut status: F) -> reqwest::Response
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = reqwest::Response>,
 {
-    let started = std::time::Instant::now();
-    loop {
-        let r = status().await;
-        if r.status() != while_status {
-            return r;
+    let what = format!("an answer other than {while_status}");
+    eventually(within, &what, || {
+        let answer = status();
+        async move {
+            let r = answer.await;
+            if r.status() != while_status {
+                Ok(r)
+            } else {
+                Err(format!("{}", r.status()))
+            }
         }
-        assert!(started.elapsed() < within, "still {while_status} after {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 /// Polls the open status of a demo execution until it is no longer 202.

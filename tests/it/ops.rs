@@ -3,10 +3,10 @@
 //! answer and on its log lines (`--log-format json`).
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_tests::process::herald_binary;
-use herald_tests::{json, TestServer};
+use herald_tests::{eventually, json, TestServer};
 
 /// The sum of the samples of `name` whose labels include every pair of `labels`.
 fn value(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
@@ -61,17 +61,17 @@ async fn metrics_move_with_the_calls_and_name_routes_not_paths() {
     api.get("/extensions/secure/echo").await.expect(200);
     // A flow run: WELCOME_MAIL sends to a recipient with an EMAIL.
     api.post_empty(&format!("/recipients/{created}/events/WELCOME/:achieveEvent")).await.expect(200);
-    let started = Instant::now();
-    let after = loop {
+    let after = eventually(Duration::from_secs(10), "the flow run counted", || async {
         let text = scrape(&s).await;
         if value(&text, "herald_flow_runs_ended_total", &[("instance", "demo"), ("outcome", "done")])
             > value(&before, "herald_flow_runs_ended_total", &[("instance", "demo"), ("outcome", "done")])
         {
-            break text;
+            Ok(text)
+        } else {
+            Err(text)
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "the flow run was never counted:\n{text}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    })
+    .await;
     let moved = |name: &str, labels: &[(&str, &str)]| value(&after, name, labels) - value(&before, name, labels);
     let one = [("route", "/recipients/{recipient_id}"), ("instance", "demo")];
     assert!(moved("herald_http_requests_total", &[one[0], one[1], ("status", "2xx")]) >= 1.0, "{after}");
@@ -128,11 +128,10 @@ async fn every_call_has_a_request_id_on_its_answer_and_its_log_lines() {
         .spawn()
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    while s.client.get(format!("{base}/recipients")).send().await.is_err() {
-        assert!(started.elapsed() < Duration::from_secs(30), "herald never listened");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(Duration::from_secs(30), "herald listens", || async {
+        s.client.get(format!("{base}/recipients")).send().await.map(drop).map_err(|e| e.to_string())
+    })
+    .await;
     let r = s.client.get(format!("{base}/recipients")).header("X-Request-Id", "json-log-line-42").send().await.unwrap();
     assert_eq!(r.status(), 401);
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -23,7 +23,7 @@ use herald_host::store::{Backend, ControlDb};
 use herald_host::tenants::OpenInstances;
 use herald_tests::process::{ServerProcess, UNLIMITED_RATE};
 use herald_tests::recorder::Recorder;
-use herald_tests::{accept_open, json, reqwest, settled, Api, Settings, TestDatabase, TestServer, OPS_INSTANCE};
+use herald_tests::{accept_open, eventually, json, reqwest, settled, Api, Settings, TestDatabase, TestServer, OPS_INSTANCE};
 use sqlx::Connection;
 
 const INSTANCES: usize = 300;
@@ -197,16 +197,24 @@ async fn three_hundred_sqlite_instances_run_within_bounds_set_by_the_settings() 
     assert!(metric(&client, &ops, "herald_instance_evictions_total").await >= (INSTANCES - MAX_OPEN) as f64);
 
     // Idle instances are put to sleep (idle after 1 s, looked at every 2 s), and their threads end.
-    let started = Instant::now();
-    while metric(&client, &ops, "herald_instances{state=\"open\"}").await > 0.0 {
-        assert!(started.elapsed() < Duration::from_secs(15), "idle instances stay open");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let started = Instant::now();
-    while usage(pid).0 > idle_threads + 4 {
-        assert!(started.elapsed() < Duration::from_secs(15), "threads stay: {} against {idle_threads} idle", usage(pid).0);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    eventually(Duration::from_secs(15), "idle instances asleep", || async {
+        let open = metric(&client, &ops, "herald_instances{state=\"open\"}").await;
+        if open > 0.0 {
+            Err(format!("{open} open"))
+        } else {
+            Ok(())
+        }
+    })
+    .await;
+    eventually(Duration::from_secs(15), "their threads ended", || async {
+        let threads = usage(pid).0;
+        if threads > idle_threads + 4 {
+            Err(format!("{threads} threads against {idle_threads} idle"))
+        } else {
+            Ok(())
+        }
+    })
+    .await;
 
     // A corrupt database, and a missing one: those instances answer 503, the others go on.
     let corrupt = Api::login(&server.base, "key-t000", "secret").await;
@@ -259,11 +267,15 @@ async fn two_postgresql_nodes_serve_three_hundred_instances_on_twenty_connection
         }) as futures_util::future::BoxFuture<'static, Vec<usize>>
     };
     // The connections of the set-up are closed before the nodes start.
-    let started = Instant::now();
-    while herald_connections().await[0] > 0 {
-        assert!(started.elapsed() < Duration::from_secs(10), "the set-up's connections stay open");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(Duration::from_secs(10), "the set-up's connections closed", || async {
+        let open = herald_connections().await[0];
+        if open > 0 {
+            Err(format!("{open} open"))
+        } else {
+            Ok(())
+        }
+    })
+    .await;
 
     let mut args = UNLIMITED_RATE.to_vec();
     args.extend(["--database-max-connections", "10"]);
@@ -281,24 +293,29 @@ async fn two_postgresql_nodes_serve_three_hundred_instances_on_twenty_connection
 /// Waits until no instance is open: every one is asleep (idle for 0 s, looked at every 200 ms).
 async fn all_asleep(s: &TestServer) {
     let client = reqwest::Client::new();
-    let started = Instant::now();
-    while metric(&client, &s.ops, "herald_instances{state=\"open\"}").await > 0.0 {
-        assert!(started.elapsed() < Duration::from_secs(10), "an instance stays open");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(Duration::from_secs(10), "every instance asleep", || async {
+        let open = metric(&client, &s.ops, "herald_instances{state=\"open\"}").await;
+        if open > 0.0 {
+            Err(format!("{open} open"))
+        } else {
+            Ok(())
+        }
+    })
+    .await;
 }
 
 /// Polls `path` until `ready` holds for its JSON answer.
 async fn until(api: &Api, path: &str, what: &str, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
-    let started = Instant::now();
-    loop {
+    let ready = &ready;
+    eventually(Duration::from_secs(30), what, || async move {
         let answer = api.get(path).await;
         if answer.status == 200 && ready(&answer.json()) {
-            return answer.json();
+            Ok(answer.json())
+        } else {
+            Err(answer.text.clone())
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "{what} never came: {}", answer.text);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 /// A waiting run, a scheduled sweep of two batches, an asynchronous execution and a monitor's

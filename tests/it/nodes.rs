@@ -7,10 +7,10 @@
 //! On SQLite there is one process per data directory, so this runs in the PostgreSQL pass of
 //! `scripts/test.sh` only.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_tests::process::{ServerProcess, UNLIMITED_RATE};
-use herald_tests::{accept_open, json, reqwest, settled, Api, TestDatabase};
+use herald_tests::{accept_open, eventually, json, reqwest, settled, Api, TestDatabase};
 use reqwest::Method;
 use serde_json::Value;
 use sqlx::Connection;
@@ -99,11 +99,15 @@ async fn two_nodes_share_tokens_documents_extensions_and_the_queue() {
     for i in 0..24 {
         ids.push(accept_open(&client, &a.base, &format!("job/n{i}?ms=3000"), &format!("body {i}")).await);
     }
-    let started = Instant::now();
-    while scalar(&database.url, "SELECT COUNT(DISTINCT node) FROM herald.extension_jobs WHERE state = 'running'").await < 2 {
-        assert!(started.elapsed() < Duration::from_secs(20), "both nodes should be running executions");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(Duration::from_secs(20), "both nodes running executions", || async {
+        let nodes = scalar(&database.url, "SELECT COUNT(DISTINCT node) FROM herald.extension_jobs WHERE state = 'running'").await;
+        if nodes >= 2 {
+            Ok(())
+        } else {
+            Err(format!("{nodes} node(s)"))
+        }
+    })
+    .await;
     a.kill();
     for (i, id) in ids.iter().enumerate() {
         let r = settled(&client, &b.base, id, Duration::from_secs(60)).await;
@@ -142,15 +146,13 @@ async fn flow_runs_see_schemas_and_templates_published_on_another_node() {
     on_b.post(&achieve, json!({"name": "visit", "data": {"VISIT": {}}})).await.expect(400);
     on_b.post(&achieve, json!({"name": "visit", "data": {"VISIT": {"CITY": "Nantes"}}})).await.expect(200);
 
-    let started = Instant::now();
-    let sent = loop {
+    let sent = eventually(Duration::from_secs(20), "the mail sent", || async {
         let history = on_a.get(&format!("/recipients/{id}/communicationHistory")).await.json();
         if history.as_array().is_some_and(|h| !h.is_empty()) {
-            break history;
+            return Ok(history);
         }
-        let runs = on_b.get(&format!("/flows/visit/runs?recipientId={id}")).await.json();
-        assert!(started.elapsed() < Duration::from_secs(20), "nothing sent: {runs}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        Err(on_b.get(&format!("/flows/visit/runs?recipientId={id}")).await.json().to_string())
+    })
+    .await;
     assert_eq!((sent[0]["subject"].as_str(), sent[0]["content"].as_str()), (Some("Hello from Nantes"), Some("Seen in Nantes")), "{sent}");
 }

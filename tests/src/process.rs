@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The `herald` binary next to the test executable (`target/<profile>/herald`); `cargo test
 /// --workspace` builds it with the host crate's own tests.
@@ -54,11 +54,10 @@ impl ServerProcess {
             .spawn()
             .expect("herald starts");
         let server = ServerProcess { base: format!("http://127.0.0.1:{port}"), child };
-        let started = Instant::now();
-        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-            assert!(started.elapsed() < Duration::from_secs(30), "herald never listened on {port}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        crate::eventually(Duration::from_secs(30), &format!("herald listens on {port}"), || async {
+            tokio::net::TcpStream::connect(("127.0.0.1", port)).await.map(drop).map_err(|e| e.to_string())
+        })
+        .await;
         server
     }
 

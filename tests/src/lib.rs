@@ -7,6 +7,7 @@ pub mod imports;
 pub mod process;
 pub mod recorder;
 pub mod signing;
+pub mod waits;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,6 +25,7 @@ use herald_host::store::Backend;
 pub use database::TestDatabase;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
+pub use waits::{eventually, until_not};
 
 pub use reqwest;
 pub use serde_json::json;
@@ -427,45 +429,6 @@ pub async fn accept_open(client: &reqwest::Client, base: &str, path: &str, body:
 /// The open status endpoint's answer for execution `id` of instance `customer`.
 pub async fn open_status(client: &reqwest::Client, base: &str, customer: &str, id: &str) -> reqwest::Response {
     client.get(format!("{base}/extensions/status/open/{customer}/{id}")).send().await.expect("status request")
-}
-
-/// The one way the tests wait for something the server does in its own time: `probe` is asked
-/// every 50 ms until it answers `Ok`, whose value is returned; past `within` the test fails,
-/// saying `what` it waited for and what the probe saw last (its `Err`).
-pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, String>>,
-{
-    let started = std::time::Instant::now();
-    loop {
-        match probe().await {
-            Ok(value) => return value,
-            Err(seen) if started.elapsed() >= within => panic!("{what}: not within {within:?}; last seen: {seen}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-}
-
-/// Asks `status` until it answers something else than `while_status`; panics after `within`.
-pub async fn until_not<F, Fut>(while_status: u16, within: Duration, mut status: F) -> reqwest::Response
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = reqwest::Response>,
-{
-    let what = format!("an answer other than {while_status}");
-    eventually(within, &what, || {
-        let answer = status();
-        async move {
-            let r = answer.await;
-            if r.status() != while_status {
-                Ok(r)
-            } else {
-                Err(format!("{}", r.status()))
-            }
-        }
-    })
-    .await
 }
 
 /// Polls the open status of a demo execution until it is no longer 202.

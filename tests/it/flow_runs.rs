@@ -235,11 +235,13 @@ async fn a_failing_step_ends_only_its_run() {
     }
     let outcome = |runs: Vec<Value>| (runs[0]["state"].as_str().unwrap().to_string(), runs[0]["outcome"].as_str().unwrap().to_string());
     let (state, why) = outcome(runs_over(&api, "probe", ids[0], 1).await);
-    assert!(state == "failed" && why.contains("extension 'probe' failed") && why.contains("asked to trap"), "{why}");
+    // The run says how the call ended in the words of the execution logs (`trap`, `deadline`,
+    // `error`).
+    assert!(state == "failed" && why.starts_with("step 'probe' ended trap: ") && why.contains("asked to trap"), "{why}");
     let (state, why) = outcome(runs_over(&api, "probe", ids[1], 1).await);
-    assert!(state == "failed" && why.contains("ran past its deadline"), "{why}");
+    assert_eq!((state.as_str(), why.as_str()), ("failed", "step 'probe' ended deadline: the extension ran past its deadline"));
     let (state, why) = outcome(runs_over(&api, "probe", ids[2], 1).await);
-    assert!(state == "failed" && why.contains("the probe declines"), "{why}");
+    assert!(state == "failed" && why.starts_with("step 'probe' ended error: ") && why.contains("the probe declines"), "{why}");
     let (state, why) = outcome(runs_over(&api, "probe", ids[3], 1).await);
     assert_eq!((state.as_str(), why.as_str()), ("done", "completed"));
     for (i, id) in ids.iter().enumerate() {

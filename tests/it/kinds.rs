@@ -43,10 +43,7 @@ async fn steps_conditions_monitors_and_authheaders_run_for_their_instance() {
     let declined = run(&api, "key", json!({"host": "api.example.com", "method": "GET", "path": "/x"})).await;
     // An authheader's own reason is not passed on (it may hold a secret in any form): a local run
     // (`herald extension run`) shows it to its author.
-    assert_eq!(
-        declined,
-        json!({"outcome": "declined", "reason": "it declined; its own text is not kept (it holds the instance's secrets)"})
-    );
+    assert_eq!(declined, json!({"outcome": "error", "reason": "it declined; its own text is not kept (it holds the instance's secrets)"}));
     api.put("/extensions/secrets/CRM_TOKEN", json!({"value": "tok-kinds"})).await.expect(201);
     let headers = run(&api, "key", json!({"host": "api.example.com", "method": "GET", "path": "/x"})).await;
     assert_eq!(headers["value"], json!({"headers": [["authorization", "Bearer tok-kinds"]], "maxAgeSeconds": 60}), "{headers}");
@@ -75,7 +72,7 @@ async fn a_step_that_declines_or_fails_ends_with_its_reason() {
     upload(&api, "tagger.wasm", env!("GUEST_STEP_TAGGER"), "step").await;
     // Without a recipient the step has no USER_ID: it declines with its own message.
     let declined = run(&api, "tagger", json!({})).await;
-    assert_eq!(declined, json!({"outcome": "declined", "reason": "no USER_ID"}));
+    assert_eq!(declined, json!({"outcome": "error", "reason": "no USER_ID"}));
     // A component that is not a step (an http extension uploaded as one is refused at upload, so
     // the harness is asked for an unknown id).
     api.post("/testing/extensions/nope/:run", json!({})).await.expect(404);

@@ -27,6 +27,7 @@ mod monitors;
 mod nodes;
 mod openapi;
 mod ops;
+mod outcomes;
 mod paging;
 mod platform;
 mod queue;

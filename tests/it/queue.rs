@@ -110,7 +110,7 @@ async fn failures_and_the_execution_limit_are_reported_and_logged() {
     logs.expect(200);
     let outcomes: Vec<String> = logs.json().as_array().unwrap().iter().map(|e| e["outcome"].as_str().unwrap().to_string()).collect();
     assert!(outcomes.iter().any(|o| o == "deadline"), "{outcomes:?}");
-    assert!(outcomes.iter().any(|o| o.starts_with("failed")), "{outcomes:?}");
+    assert!(outcomes.iter().any(|o| o == "trap"), "{outcomes:?}");
     // A failed execution is still found until its retention ends.
     assert_eq!(open_status(&s.client, &s.base, "demo", &failing).await.status(), 502);
 }

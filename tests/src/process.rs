@@ -37,6 +37,18 @@ impl ServerProcess {
     /// Starts `herald serve` on a free loopback port over `data_dir` (and the PostgreSQL
     /// database at `database_url`, if any), with `args` added, and waits until it answers.
     pub async fn start(data_dir: &Path, database_url: Option<&str>, args: &[&str]) -> ServerProcess {
+        ServerProcess::start_logging(data_dir, database_url, args, "warn", None).await
+    }
+
+    /// `start`, with the server's log at `level` written to `log` (for the tests that read what
+    /// it logs) instead of the test's own standard error.
+    pub async fn start_logging(
+        data_dir: &Path,
+        database_url: Option<&str>,
+        args: &[&str],
+        level: &str,
+        log: Option<&Path>,
+    ) -> ServerProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().expect("addr").port();
         let mut command = Command::new(herald_binary());
         command.env_remove("HERALD_DATABASE_URL");
@@ -49,8 +61,12 @@ impl ServerProcess {
             .arg(format!("127.0.0.1:{port}"))
             .args(args)
             .env("HERALD_DATA_DIR", data_dir)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", level)
             .stdout(Stdio::null())
+            .stderr(match log {
+                Some(path) => Stdio::from(std::fs::File::create(path).expect("log file")),
+                None => Stdio::inherit(),
+            })
             .spawn()
             .expect("herald starts");
         let server = ServerProcess { base: format!("http://127.0.0.1:{port}"), child };

@@ -14,7 +14,7 @@ use crate::domain;
 use crate::domain::triggers::{Happening, Lineage, MAX_CHAIN_DEPTH};
 use crate::model::flow::{parse_wait, ConditionNode, Flow, Node, NodeKind};
 use crate::model::Value;
-use crate::runtime::{person_fields, Call, CallFailure, ExtensionKind};
+use crate::runtime::{self as call, person_fields, Call, ExtensionKind};
 use crate::store::tenant::Recipient;
 use crate::tenants::Tenant;
 
@@ -40,6 +40,7 @@ impl Outcome {
             Outcome::Wait(d) => format!("waiting {}s", d.as_secs()),
         }
     }
+
 }
 
 /// A node's outcome, its kind, and what an extension logged.
@@ -122,8 +123,8 @@ impl FlowEngine {
         let outcome = match result {
             Ok(Ok(true)) => Outcome::Next,
             Ok(Ok(false)) => Outcome::Else,
-            Ok(Err(reason)) => Outcome::Fail(format!("condition '{id}' could not decide: {reason}")),
-            Err(failure) => Outcome::Fail(failed(id, failure)),
+            Ok(Err(reason)) => Outcome::Fail(ended("condition", id, call::Outcome::Error, Some(&reason))),
+            Err(failure) => Outcome::Fail(ended("condition", id, failure.outcome(), failure.reason())),
         };
         NodeStep { kind: "condition", outcome, log }
     }
@@ -143,8 +144,8 @@ impl FlowEngine {
         let (result, log) = self.runtime.call_step(call, person_fields(&tenant.model, &recipient.values)).await;
         let outcome = match result {
             Ok(Ok(())) => Outcome::Next,
-            Ok(Err(reason)) => Outcome::Fail(format!("step '{id}' stopped the run: {reason}")),
-            Err(failure) => Outcome::Fail(failed(id, failure)),
+            Ok(Err(reason)) => Outcome::Fail(ended("step", id, call::Outcome::Error, Some(&reason))),
+            Err(failure) => Outcome::Fail(ended("step", id, failure.outcome(), failure.reason())),
         };
         NodeStep { kind: "step", outcome, log }
     }
@@ -231,9 +232,9 @@ async fn set(tenant: &Tenant, recipient: &Recipient, fields: &serde_json::Map<St
     }
 }
 
-fn failed(id: &str, failure: CallFailure) -> String {
-    match failure {
-        CallFailure::Deadline => format!("extension '{id}' ran past its deadline"),
-        CallFailure::Failed(why) => format!("extension '{id}' failed: {why}"),
-    }
+/// Why a run ended at an extension, with the call's outcome word (`runtime::outcome`):
+/// `step 'tagger' ended error: no USER_ID`, `condition 'slow' ended deadline: the extension ran
+/// past its deadline`.
+fn ended(kind: &str, id: &str, outcome: call::Outcome, reason: Option<&str>) -> String {
+    format!("{kind} '{id}' ended {outcome}: {}", reason.unwrap_or(outcome.meaning()))
 }

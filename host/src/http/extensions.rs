@@ -7,8 +7,9 @@
 //! query, the headers (less `Authorization`: the caller's credential is not the extension's
 //! business) and the body, and its response goes back as it made it. Answers of Herald itself:
 //! 404 unknown extension (or not an http extension); 403 an open extension on the secure endpoint
-//! or the other way round; 502 the extension failed (trap, panic, memory cap, no answer); 504 it
-//! ran past its deadline. These have empty bodies; the reason is logged. An asynchronous
+//! or the other way round; then by the call's outcome (`runtime::outcome`): 502 `trap` or
+//! `memory`, 504 `deadline`, 500 `fault` (Herald's). These have empty bodies; the reason is in
+//! the execution's log. An `error` (an answer 5xx) is the extension's own answer, passed on. An asynchronous
 //! extension's call is answered 202 `{"queueId"}` instead (see `extension_status`).
 
 use std::sync::Arc;
@@ -28,7 +29,7 @@ use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::assets::RelPath;
 use crate::queue::Enqueued;
-use crate::runtime::{Call, CallFailure, Prepared};
+use crate::runtime::{Call, Outcome, Prepared};
 use crate::store::jobs::{CapturedRequest, Door, JobPayload};
 use crate::tenants::Tenant;
 
@@ -176,14 +177,8 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepa
             let body = body.map_err(|e| std::io::Error::other(format!("{e:?}")));
             guest_answer(Response::from_parts(parts, Body::new(body)))
         }
-        Err(CallFailure::Deadline) => {
-            tracing::warn!(customer_id = tenant.customer_id(), extension = id, "extension ran past its deadline");
-            StatusCode::GATEWAY_TIMEOUT.into_response()
-        }
-        Err(CallFailure::Failed(reason)) => {
-            tracing::warn!(customer_id = tenant.customer_id(), extension = id, %reason, "extension failed");
-            StatusCode::BAD_GATEWAY.into_response()
-        }
+        // The call path has logged it (an error for Herald's fault only).
+        Err(failure) => failure.outcome().caller_status().unwrap_or(StatusCode::BAD_GATEWAY).into_response(),
     }
 }
 
@@ -228,9 +223,9 @@ struct LogQuery {
     responses((status = 200, description = "The executions.", body = Vec<s::Execution>)))]
 /// GET `/extensions/logs/{extensionId}?limit=20`: the newest executions of an extension (at most
 /// 100 are kept), for the instance's operator: `[{"at", "durationMs", "outcome", "log", "stdout",
-/// "stderr", "input"?}]`, newest first. `outcome` is `ok`, `deadline`, `failed: <reason>` or
-/// `error: <reason>` (the guest's own error); a failed execution has its `input`, which `herald
-/// extension run --input` and `replay` take.
+/// "stderr", "input"?}]`, newest first. `outcome` is a word of `runtime::outcome` (`ok`,
+/// `error`, `deadline`, `memory`, `trap`, `fault`) with its `reason`; an execution that did not
+/// end `ok` has its `input`, which `herald extension run --input` and `replay` take.
 async fn logs(
     caller: PublicCaller,
     AppPath(id): AppPath<String>,
@@ -243,14 +238,18 @@ async fn logs(
     Ok(axum::Json(
         entries
             .into_iter()
-            .map(|e| s::Execution {
-                at: e.at,
-                duration_ms: e.duration_ms,
-                outcome: e.outcome,
-                log: e.log,
-                stdout: e.stdout,
-                stderr: e.stderr,
-                input: e.input.as_deref().and_then(|i| serde_json::from_str(i).ok()),
+            .map(|e| {
+                let (outcome, reason) = Outcome::read_stored(&e.outcome);
+                s::Execution {
+                    at: e.at,
+                    duration_ms: e.duration_ms,
+                    outcome: outcome.name(),
+                    reason: reason.map(str::to_string),
+                    log: e.log,
+                    stdout: e.stdout,
+                    stderr: e.stderr,
+                    input: e.input.as_deref().and_then(|i| serde_json::from_str(i).ok()),
+                }
             })
             .collect(),
     ))

@@ -184,10 +184,17 @@ fn observed(router: Router) -> Router {
     // percent of the fastest calls (a cloned route and two boxed futures per call).
     let router = if crate::ops::metrics::recording() { router.layer(middleware::from_fn(crate::ops::metrics::track)) } else { router };
     router
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::extract::Request| {
-            let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-            tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
-        }))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &axum::extract::Request| {
+                    let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
+                })
+                // Not an error line for every answer 5xx: an extension's own 500 is its answer (outcome
+                // `error`, `runtime::outcome`), and Herald's own faults are logged where they happen
+                // (`error.rs`, the call path's `fault`).
+                .on_failure(()),
+        )
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
         .layer(middleware::map_request(drop_unsafe_request_id))

@@ -68,7 +68,7 @@ pub async fn track(request: Request, next: Next) -> Response {
     response
 }
 
-/// One execution of an extension ended: `outcome` is `ok`, `failed`, `memory` or `deadline`.
+/// One execution of an extension ended: `outcome` is a word of `runtime::outcome`.
 pub fn extension_execution(kind: &'static str, outcome: &'static str, instance: &str, seconds: f64) {
     if !RECORDING.load(Ordering::Relaxed) {
         return;

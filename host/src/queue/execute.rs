@@ -102,7 +102,7 @@ impl Executor {
                 }
             }
             Err(CallFailure::Deadline) => JobOutcome::Deadline,
-            Err(CallFailure::Failed(reason)) => JobOutcome::Failed(reason),
+            Err(failure) => JobOutcome::Failed(failure.to_string()),
         }
     }
 }

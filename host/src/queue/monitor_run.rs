@@ -49,8 +49,8 @@ pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, limit: Du
     let (status, message) = match runtime.call_monitor(call).await {
         Ok(report) if report.healthy => (HEALTHY, report.message),
         Ok(report) => (UNHEALTHY, report.message),
-        Err(CallFailure::Deadline) => (FAILED, format!("it ran past its deadline ({} ms)", deadline.as_millis())),
-        Err(CallFailure::Failed(reason)) => (FAILED, reason),
+        Err(CallFailure::Deadline) => (FAILED, format!("deadline: it ran past its deadline ({} ms)", deadline.as_millis())),
+        Err(failure) => (FAILED, failure.to_string()),
     };
     let mut message = message;
     let mut keep = message.len().min(MAX_MESSAGE);

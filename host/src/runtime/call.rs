@@ -13,6 +13,7 @@ use wasmtime::{Store, UpdateDeadline};
 
 use super::input::RecordedInput;
 use super::journal::Journal;
+use super::outcome::{is_memory, HostFault, Outcome};
 use super::state::{Authorizer, CallState};
 use super::warm::WarmKey;
 use super::{Prepared, Runtime};
@@ -20,13 +21,54 @@ use crate::secrets::redact;
 use crate::store::tenant::ExecutionLog;
 use crate::tenants::Tenant;
 
-/// Why a call produced no result.
+/// Why a call produced no result: the outcomes of `outcome.rs` other than `ok` and `error` (an
+/// error of the guest's own is its answer).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallFailure {
     /// The extension ran past its deadline.
     Deadline,
-    /// The extension trapped, panicked, ran out of memory, never answered, or could not start.
-    Failed(String),
+    /// The extension reached its memory cap.
+    Memory(String),
+    /// The extension trapped, panicked, never answered, or could not start.
+    Trap(String),
+    /// Herald failed the call (a platform call could not reach the instance's data).
+    Fault(String),
+}
+
+impl CallFailure {
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            CallFailure::Deadline => Outcome::Deadline,
+            CallFailure::Memory(_) => Outcome::Memory,
+            CallFailure::Trap(_) => Outcome::Trap,
+            CallFailure::Fault(_) => Outcome::Fault,
+        }
+    }
+
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            CallFailure::Deadline => None,
+            CallFailure::Memory(reason) | CallFailure::Trap(reason) | CallFailure::Fault(reason) => Some(reason),
+        }
+    }
+
+    /// The failure of a call that ended with `error`, of the kind its text says.
+    fn of(error: &wasmtime::Error, reason: String) -> CallFailure {
+        if error.downcast_ref::<HostFault>().is_some() {
+            CallFailure::Fault(reason)
+        } else if is_memory(&reason) {
+            CallFailure::Memory(reason)
+        } else {
+            CallFailure::Trap(reason)
+        }
+    }
+}
+
+/// `trap: <reason>`, `deadline`...: the outcome's word and the reason.
+impl std::fmt::Display for CallFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.outcome().stored(self.reason()))
+    }
 }
 
 /// Who is called, for whom, and until when.
@@ -161,30 +203,23 @@ impl Runtime {
             let outcome = tokio::time::timeout(deadline + Duration::from_millis(100), run).await;
             // The log says why in the guest's terms; the failure also carries what it wrote to
             // stderr (a panic message), for the caller's log.
-            let (result, logged) = match outcome {
-                Err(_) => (Err(CallFailure::Deadline), "deadline".to_string()),
-                Ok(Err(_)) if started.elapsed() >= deadline => (Err(CallFailure::Deadline), "deadline".to_string()),
+            let (result, outcome, reason) = match outcome {
+                Err(_) => (Err(CallFailure::Deadline), Outcome::Deadline, None),
+                Ok(Err(_)) if started.elapsed() >= deadline => (Err(CallFailure::Deadline), Outcome::Deadline, None),
                 Ok(Err(e)) => {
                     let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
                     let reason = redact(&format!("{e:#} {stderr}"), &store.data().revealed);
-                    (Err(CallFailure::Failed(reason.trim_end().to_string())), redact(&format!("failed: {e:#}"), &store.data().revealed))
+                    let failure = CallFailure::of(&e, reason.trim_end().to_string());
+                    let outcome = failure.outcome();
+                    (Err(failure), outcome, Some(redact(&format!("{e:#}"), &store.data().revealed)))
                 }
                 Ok(Ok(output)) => {
                     let error = I::declined(&output).map(str::to_string).or_else(|| answered_error.as_ref().and_then(|e| e.get().cloned()));
-                    let logged = match error {
-                        Some(reason) => redact(&format!("error: {reason}"), &store.data().revealed),
-                        None => "ok".to_string(),
-                    };
-                    (Ok(output), logged)
+                    match error {
+                        Some(reason) => (Ok(output), Outcome::Error, Some(redact(&reason, &store.data().revealed))),
+                        None => (Ok(output), Outcome::Ok, None),
+                    }
                 }
-            };
-            let outcome = match &result {
-                Ok(_) => "ok",
-                Err(CallFailure::Deadline) => "deadline",
-                // A guest that could not grow its memory aborts with this message (Rust's
-                // allocator; other languages' say much the same).
-                Err(CallFailure::Failed(reason)) if reason.contains("memory allocation") || reason.contains("out of memory") => "memory",
-                Err(CallFailure::Failed(_)) => "failed",
             };
             // What a guest that reads secrets writes (its log, output, trap message) is written by
             // the code that holds them, in any form it likes (reversed, spaced out): none of it
@@ -192,15 +227,25 @@ impl Runtime {
             // A local run (`journal`) is the author's own code on the author's own data: nothing
             // is withheld there, so that they can see why it declined.
             let withhold = I::READS_SECRETS && journal.is_none();
-            let (result, logged) = if withhold {
-                let (result, logged) = withheld(result, &logged, outcome);
-                (result.map(I::without_guest_text), logged)
+            let (result, reason) = if withhold {
+                let (result, reason) = withheld(result, outcome);
+                (result.map(I::without_guest_text), reason)
             } else {
-                (result, logged)
+                (result, reason)
             };
-            crate::ops::metrics::extension_execution(I::KIND, outcome, store.data().tenant.customer_id(), started.elapsed().as_secs_f64());
-            let failed = logged != "ok";
-            let (mut entry, tenant) = execution_log(&store, &id, started, logged, withhold);
+            crate::ops::metrics::extension_execution(
+                I::KIND,
+                outcome.name(),
+                store.data().tenant.customer_id(),
+                started.elapsed().as_secs_f64(),
+            );
+            let failed = outcome != Outcome::Ok;
+            if outcome == Outcome::Fault {
+                tracing::error!(instance = store.data().tenant.customer_id(), extension = %id, reason = reason.as_deref().unwrap_or(""), "Herald failed an extension's call");
+            } else if failed {
+                tracing::info!(instance = store.data().tenant.customer_id(), extension = %id, %outcome, "an extension's call ended");
+            }
+            let (mut entry, tenant) = execution_log(&store, &id, started, outcome.stored(reason.as_deref()), withhold);
             if failed {
                 entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
             }
@@ -235,15 +280,18 @@ impl Runtime {
 /// The text an execution of a guest that reads secrets leaves instead of its own.
 pub const WITHHELD: &str = "its own text is not kept (it holds the instance's secrets)";
 
-/// `result` and the logged outcome of a guest that reads secrets, with its own text replaced.
-fn withheld<T>(result: Result<T, CallFailure>, logged: &str, outcome: &str) -> (Result<T, CallFailure>, String) {
-    match result {
-        Err(CallFailure::Failed(_)) => {
-            let why = if outcome == "memory" { "it ran out of memory" } else { "it trapped" };
-            (Err(CallFailure::Failed(format!("{why}; {WITHHELD}"))), format!("failed: {why}"))
+/// `result` and the reason kept of a guest that reads secrets, with its own text replaced.
+fn withheld<T>(result: Result<T, CallFailure>, outcome: Outcome) -> (Result<T, CallFailure>, Option<String>) {
+    let fixed = |why: &str| format!("{why}; {WITHHELD}");
+    match (result, outcome) {
+        (Err(CallFailure::Memory(_)), _) => (Err(CallFailure::Memory(fixed("it ran out of memory"))), Some("it ran out of memory".into())),
+        (Err(CallFailure::Trap(_)), _) => (Err(CallFailure::Trap(fixed("it trapped"))), Some("it trapped".into())),
+        // A fault's text carries what the guest wrote to stderr too.
+        (Err(CallFailure::Fault(_)), _) => {
+            (Err(CallFailure::Fault(fixed("Herald failed the call"))), Some("Herald failed the call".into()))
         }
-        Ok(output) if logged.starts_with("error:") => (Ok(output), format!("error: it declined; {WITHHELD}")),
-        other => (other, logged.to_string()),
+        (Ok(output), Outcome::Error) => (Ok(output), Some(fixed("it declined"))),
+        (other, _) => (other, None),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod kind;
 pub mod kinds;
 mod logs;
 pub mod oneshot;
+pub mod outcome;
 mod output;
 mod platform;
 pub mod signatures;
@@ -44,6 +45,7 @@ pub use kinds::authheader::{Made, Outbound};
 pub use kinds::http::HttpResponse;
 pub use kinds::monitor::Report;
 pub use oneshot::Ran;
+pub use outcome::{HostFault, Outcome};
 pub use platform::bindings::herald::platform::types::{Field as GuestField, Value as GuestValue};
 pub use platform::person_fields;
 pub use state::CallState;
@@ -120,6 +122,25 @@ pub struct Prepared {
     pub(crate) http: Option<ProxyPre<CallState>>,
     /// The content hash of this version: reused instances (`warm.rs`) serve one version only.
     pub(crate) version: Arc<str>,
+    /// The typed pre-instantiation of a step, condition, monitor or authheader (its world's
+    /// exports looked up once per version, as `http` is), made at its first call.
+    typed: Arc<std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>>,
+}
+
+impl Prepared {
+    /// The kind's typed pre-instantiation `P`, made by `make` at the version's first call and
+    /// kept with it (a sweep calls a step once per recipient: the lookups are done once).
+    pub(crate) fn typed<P: Clone + Send + Sync + 'static>(
+        &self,
+        make: impl FnOnce(InstancePre<CallState>) -> wasmtime::Result<P>,
+    ) -> wasmtime::Result<P> {
+        if let Some(made) = self.typed.get().and_then(|p| p.downcast_ref::<P>()) {
+            return Ok(made.clone());
+        }
+        let made = make(self.instance.clone())?;
+        let _ = self.typed.set(Arc::new(made.clone()));
+        Ok(made)
+    }
 }
 
 pub struct Runtime {
@@ -314,7 +335,7 @@ impl Runtime {
         let config = config::read(wasm).map_err(anyhow::Error::msg)?;
         let instance = self.linker.instantiate_pre(&component)?;
         let http = ProxyPre::new(instance.clone()).ok();
-        Ok(Prepared { config, instance, http, version: Arc::from(sha256) })
+        Ok(Prepared { config, instance, http, version: Arc::from(sha256), typed: Arc::default() })
     }
 
     /// A component given as a file (not an instance's upload), checked as an upload of its type

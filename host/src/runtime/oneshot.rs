@@ -10,56 +10,58 @@ use serde_json::{json, Value as Json};
 
 use super::input::{recipient_from_json, RecordedInput};
 use super::kinds::authheader::Outbound;
-use super::{Call, CallFailure, ExtensionKind, Runtime};
+use super::{Call, CallFailure, ExtensionKind, Outcome, Runtime};
 
 /// The most of an http extension's response body shown.
 const MAX_SHOWN_BODY: usize = 1024 * 1024;
 
-/// How one execution ended.
+/// How one execution ended: its outcome (`outcome.rs`), the reason of one that is not `ok`, and
+/// what it answered (an http response as `status`, `headers`, `body`; a condition's boolean; a
+/// monitor's report; an authheader's headers; null for a step).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Ran {
-    /// It answered: an http response (`status`, `headers`, `body`), a condition's boolean, a
-    /// monitor's report, an authheader's headers, or null for a step.
-    Ok(Json),
-    /// The guest returned an error of its own (or an http extension answered 5xx: `value` is its
-    /// answer).
-    Declined {
-        reason: String,
-        value: Option<Json>,
-    },
-    Deadline,
-    Failed(String),
+pub struct Ran {
+    pub outcome: Outcome,
+    pub reason: Option<String>,
+    pub value: Option<Json>,
 }
 
 impl Ran {
-    /// `{"outcome": "ok"|"declined"|"deadline"|"failed", "value"?, "reason"?}`.
-    pub fn to_json(&self) -> Json {
-        match self {
-            Ran::Ok(value) => json!({"outcome": "ok", "value": value}),
-            Ran::Declined { reason, value: None } => json!({"outcome": "declined", "reason": reason}),
-            Ran::Declined { reason, value: Some(value) } => json!({"outcome": "declined", "reason": reason, "value": value}),
-            Ran::Deadline => json!({"outcome": "deadline"}),
-            Ran::Failed(reason) => json!({"outcome": "failed", "reason": reason}),
-        }
+    pub fn ok(value: Json) -> Ran {
+        Ran { outcome: Outcome::Ok, reason: None, value: Some(value) }
     }
 
-    /// The outcome's name (`ok`, `declined`, `deadline`, `failed`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Ran::Ok(_) => "ok",
-            Ran::Declined { .. } => "declined",
-            Ran::Deadline => "deadline",
-            Ran::Failed(_) => "failed",
+    /// The guest's own error (`value`: an http extension's 5xx answer).
+    pub fn error(reason: String, value: Option<Json>) -> Ran {
+        Ran { outcome: Outcome::Error, reason: Some(reason), value }
+    }
+
+    pub fn failed(failure: CallFailure) -> Ran {
+        Ran { outcome: failure.outcome(), reason: failure.reason().map(str::to_string), value: None }
+    }
+
+    /// `{"outcome": "ok"|"error"|"deadline"|"memory"|"trap"|"fault", "reason"?, "value"?}`.
+    pub fn to_json(&self) -> Json {
+        let mut out = json!({"outcome": self.outcome.name()});
+        if let Some(reason) = &self.reason {
+            out["reason"] = Json::String(reason.clone());
         }
+        if let Some(value) = &self.value {
+            out["value"] = value.clone();
+        }
+        out
+    }
+
+    /// The outcome's word.
+    pub fn name(&self) -> &'static str {
+        self.outcome.name()
     }
 }
 
 fn ran<T>(outcome: Result<Result<T, String>, CallFailure>, value: impl FnOnce(T) -> Json) -> Ran {
     match outcome {
-        Ok(Ok(answer)) => Ran::Ok(value(answer)),
-        Ok(Err(reason)) => Ran::Declined { reason, value: None },
-        Err(CallFailure::Deadline) => Ran::Deadline,
-        Err(CallFailure::Failed(reason)) => Ran::Failed(reason),
+        Ok(Ok(answer)) => Ran::ok(value(answer)),
+        Ok(Err(reason)) => Ran::error(reason, None),
+        Err(failure) => Ran::failed(failure),
     }
 }
 
@@ -111,11 +113,10 @@ impl Runtime {
                 match self.call_http(call, request).await {
                     Ok(response) if response.status().is_server_error() => {
                         let reason = format!("answered {}", response.status().as_u16());
-                        Ran::Declined { reason, value: Some(shown_response(response).await) }
+                        Ran::error(reason, Some(shown_response(response).await))
                     }
-                    Ok(response) => Ran::Ok(shown_response(response).await),
-                    Err(CallFailure::Deadline) => Ran::Deadline,
-                    Err(CallFailure::Failed(reason)) => Ran::Failed(reason),
+                    Ok(response) => Ran::ok(shown_response(response).await),
+                    Err(failure) => Ran::failed(failure),
                 }
             }
         })

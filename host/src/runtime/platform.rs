@@ -1,6 +1,8 @@
 //! The host side of `herald:platform` (wit/platform.wit): each function acts on the instance the
 //! call was made for (`CallState::tenant`, set from the route or credential) and on nothing else.
-//! Guest-visible errors are `types::Error` values the guest can handle; only faults of Herald trap.
+//! Guest-visible errors are `types::Error` values the guest can handle; only faults of Herald
+//! (`HostError::Fault`: the instance's data could not be reached) trap, and the execution ends
+//! `fault` (`outcome.rs`). Every function has a tracing span (`bindgen!`'s `tracing`).
 
 use std::sync::Arc;
 
@@ -23,8 +25,27 @@ pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "herald:platform/imports",
-        imports: { default: async },
+        imports: {
+            "herald:platform/context": async | tracing,
+            "herald:platform/log": async | tracing,
+            default: async | trappable | tracing,
+        },
+        trappable_error_type: { "herald:platform/types.error" => crate::runtime::platform::HostError },
     });
+}
+
+/// Why a platform call did not do what the guest asked: the guest's to handle (a WIT error), or
+/// Herald's own fault (a trap; the reason is logged by the server, the guest sees none of it).
+#[derive(Debug)]
+pub enum HostError {
+    Guest(GuestError),
+    Fault(&'static str),
+}
+
+impl From<GuestError> for HostError {
+    fn from(e: GuestError) -> Self {
+        HostError::Guest(e)
+    }
 }
 
 use bindings::herald::platform::types::{Error as GuestError, Field, Value as WitValue};
@@ -38,7 +59,7 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
 /// The most recipients `find` returns.
 const MAX_FIND: u32 = 1000;
 
-type Answer<T> = Result<T, GuestError>;
+type Answer<T> = Result<T, HostError>;
 
 fn invalid(message: impl Into<String>) -> GuestError {
     GuestError::Invalid(message.into())
@@ -55,30 +76,30 @@ fn guest_text(e: GuestError) -> String {
     }
 }
 
-fn from_store(e: StoreError) -> GuestError {
+fn from_store(e: StoreError) -> HostError {
     match e {
-        StoreError::Conflict(m) => GuestError::Conflict(m),
-        StoreError::Invalid(m) => GuestError::Invalid(m),
+        StoreError::Conflict(m) => GuestError::Conflict(m).into(),
+        StoreError::Invalid(m) => GuestError::Invalid(m).into(),
         StoreError::Db(e) => {
             tracing::error!(error = %e, "a platform call failed");
-            GuestError::Invalid("the instance's data could not be reached".into())
+            HostError::Fault("the instance's data could not be reached")
         }
     }
 }
 
 /// The guest's view of a rule's refusal.
-fn from_domain(e: DomainError) -> GuestError {
+fn from_domain(e: DomainError) -> HostError {
     match e {
-        DomainError::NotFound => GuestError::NotFound,
-        DomainError::Invalid(m) => GuestError::Invalid(m),
-        DomainError::UnknownSelector(s) => invalid(format!("unknown selector {s}")),
-        DomainError::Conflict(m) => GuestError::Conflict(m),
+        DomainError::NotFound => GuestError::NotFound.into(),
+        DomainError::Invalid(m) => GuestError::Invalid(m).into(),
+        DomainError::UnknownSelector(s) => invalid(format!("unknown selector {s}")).into(),
+        DomainError::Conflict(m) => GuestError::Conflict(m).into(),
         DomainError::Store(e) => from_store(e),
     }
 }
 
 /// A WIT value as a value of a field of type `ty`.
-fn to_model(ty: FieldType, name: &str, value: WitValue, model: &Model) -> Answer<Value> {
+fn to_model(ty: FieldType, name: &str, value: WitValue, model: &Model) -> Result<Value, GuestError> {
     let wrong = || invalid(format!("field {name} is {}", ty.name()));
     let value = match (value, ty) {
         (WitValue::Null, _) => Value::Null,
@@ -123,12 +144,28 @@ fn unique_key(model: &Model, key_field: &str, key: WitValue) -> Answer<(usize, V
         .ok_or_else(|| invalid(format!("unknown Person Data field {key_field}")))?;
     let field = &model.def.person_data[index];
     if !field.unique {
-        return Err(invalid(format!("{key_field} is not unique")));
+        return Err(invalid(format!("{key_field} is not unique")).into());
     }
-    Ok((index, to_model(field.ty, &field.name, key, model)?))
+    Ok((index, key_value(field.ty, &field.name, key, model)?))
 }
 
-impl types::Host for CallState {}
+/// A key's value: a key without one matches nothing, and would be a NULL the database cannot
+/// type (PostgreSQL refuses the query), so it is the guest's mistake.
+fn key_value(ty: FieldType, name: &str, key: WitValue, model: &Model) -> Result<Value, GuestError> {
+    match to_model(ty, name, key, model)? {
+        Value::Null => Err(invalid(format!("the key {name} has no value"))),
+        value => Ok(value),
+    }
+}
+
+impl types::Host for CallState {
+    fn convert_error(&mut self, e: HostError) -> wasmtime::Result<GuestError> {
+        match e {
+            HostError::Guest(e) => Ok(e),
+            HostError::Fault(why) => Err(wasmtime::Error::new(super::HostFault(why.to_string()))),
+        }
+    }
+}
 
 impl recipients_read::Host for CallState {
     async fn records(&mut self, key_field: String, key: WitValue, table: String, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
@@ -226,7 +263,7 @@ impl recipients_write::Host for CallState {
         let tenant = Arc::clone(&self.tenant);
         let model = &tenant.model;
         if records.len() > 1000 {
-            return Err(invalid("at most 1000 records at once"));
+            return Err(invalid("at most 1000 records at once").into());
         }
         let def = model.def.one_to_many_table(&table).ok_or(GuestError::NotFound)?;
         let (index, value) = unique_key(model, &key_field, key)?;
@@ -250,7 +287,7 @@ impl recipients_write::Host for CallState {
         let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = tenant.db.batch_upsert(&scope, entries).await.map_err(from_store)?;
         if let Some(EntryOutcome::Invalid(m)) = outcomes.iter().find(|o| matches!(o, EntryOutcome::Invalid(_))) {
-            return Err(invalid(m.clone()));
+            return Err(invalid(m.clone()).into());
         }
         self.note_change(|| {
             format!("{}: {} record(s) upserted for recipient {}", def.name, outcomes.len(), recipient_id(model, &recipient.values))
@@ -265,7 +302,7 @@ impl recipients_write::Host for CallState {
         let (index, value) = unique_key(model, &key_field, key)?;
         let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
         let id_field = def.identifier();
-        let ids = ids.into_iter().map(|v| to_model(id_field.ty, &id_field.name, v, model).map_err(guest_text)).collect();
+        let ids = ids.into_iter().map(|v| key_value(id_field.ty, &id_field.name, v, model).map_err(guest_text)).collect();
         let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = tenant.db.batch_delete(&scope, ids).await.map_err(from_store)?;
         let deleted = outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32;
@@ -335,9 +372,9 @@ fn gdt<'a>(tenant: &'a Tenant, table: &str) -> Answer<TableRef<'a>> {
     domain::tables::global(tenant, table).map_err(from_domain)
 }
 
-fn table_id(model: &Model, def: &TableDef, id: WitValue) -> Answer<Value> {
+fn table_id(model: &Model, def: &TableDef, id: WitValue) -> Result<Value, GuestError> {
     let field = def.identifier();
-    to_model(field.ty, &field.name, id, model)
+    key_value(field.ty, &field.name, id, model)
 }
 
 impl tables::Host for CallState {
@@ -448,11 +485,11 @@ impl CallState {
             }
             Err(crate::secrets::SecretError::Unopenable { name, reason }) => {
                 tracing::error!(instance = tenant.customer_id(), secret = %name, %reason, "a secret cannot be opened");
-                Err(invalid(format!("secret {name} cannot be opened on this node (its operator is told why)")))
+                Err(invalid(format!("secret {name} cannot be opened on this node (its operator is told why)")).into())
             }
             Err(e) => {
                 tracing::error!(instance = tenant.customer_id(), error = %e, "a secret could not be read");
-                Err(invalid("the instance's secrets could not be reached"))
+                Err(HostError::Fault("the instance's secrets could not be reached"))
             }
         }
     }

@@ -8,7 +8,8 @@ mod bindings {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "herald:platform/signing",
-        imports: { default: async },
+        imports: { default: async | trappable | tracing },
+        trappable_error_type: { "herald:platform/types.error" => crate::runtime::platform::HostError },
         with: {
             "herald:platform/types": crate::runtime::platform::bindings::herald::platform::types,
         },
@@ -23,6 +24,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::runtime::platform::bindings::herald::platform::types::Error as GuestError;
+use crate::runtime::platform::HostError;
 use crate::runtime::state::CallState;
 
 /// The signature checks one call may make.
@@ -84,13 +86,13 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
 impl CallState {
     /// The value of secret `name` for a signature check, counted against `MAX_CHECKS`: never
     /// given to the guest (and noted as revealed, so that an echo of it is removed from the log).
-    async fn signing_key(&mut self, name: &str) -> Result<String, GuestError> {
-        let Some(ring) = self.signing.clone() else { return Err(GuestError::Forbidden) };
+    async fn signing_key(&mut self, name: &str) -> Result<String, HostError> {
+        let Some(ring) = self.signing.clone() else { return Err(GuestError::Forbidden.into()) };
         if self.signature_checks >= MAX_CHECKS {
-            return Err(GuestError::LimitExceeded);
+            return Err(GuestError::LimitExceeded.into());
         }
         self.signature_checks += 1;
-        self.open_secret(&ring, name).await?.ok_or(GuestError::NotFound)
+        self.open_secret(&ring, name).await?.ok_or(GuestError::NotFound.into())
     }
 }
 
@@ -103,14 +105,14 @@ impl signatures_interface::Host for CallState {
         webhook_signature: String,
         body: Vec<u8>,
         tolerance_seconds: u32,
-    ) -> Result<bool, GuestError> {
+    ) -> Result<bool, HostError> {
         let value = self.signing_key(&secret).await?;
         let key = standard_webhook_key(&value).map_err(GuestError::Invalid)?;
         let now = self.clock.now_millis().div_euclid(1000);
         Ok(standard_webhook_valid(&key, &webhook_id, &webhook_timestamp, &webhook_signature, &body, now, tolerance_seconds))
     }
 
-    async fn verify_hmac_sha256(&mut self, secret: String, message: Vec<u8>, signature: String) -> Result<bool, GuestError> {
+    async fn verify_hmac_sha256(&mut self, secret: String, message: Vec<u8>, signature: String) -> Result<bool, HostError> {
         let value = self.signing_key(&secret).await?;
         Ok(hmac_sha256_valid(value.as_bytes(), &message, &signature))
     }

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{report, Local};
 use crate::cli::authoring::ReplayArgs;
-use crate::runtime::{Journal, RecordedInput};
+use crate::runtime::{Journal, Outcome, RecordedInput};
 
 pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let dry_run = !args.apply;
@@ -28,33 +28,14 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let journal = Journal::new();
     let call = local.call(extension, &args.extension, &journal);
     let ran = local.runtime.run_input(call, kind, input.clone()).await.map_err(anyhow::Error::msg)?;
-    let before = recorded_outcome(&recorded.outcome);
+    let (before, reason) = Outcome::read_stored(&recorded.outcome);
+    let before = before.name();
     let shown = json!({
-        "execution": {"at": recorded.at, "outcome": recorded.outcome, "log": recorded.log},
+        "execution": {"at": recorded.at, "outcome": before, "reason": reason, "log": recorded.log},
         "input": input,
         "replayed": report(kind, &ran, &journal, dry_run),
         "difference": if before == ran.name() { format!("same outcome: {before}") } else { format!("{before} before, {} now", ran.name()) },
     });
     println!("{}", serde_json::to_string_pretty(&shown)?);
     Ok(())
-}
-
-/// A recorded outcome (`ok`, `deadline`, `failed: ...`, `error: ...`) in the terms of `Ran`.
-fn recorded_outcome(outcome: &str) -> &'static str {
-    match outcome.split(':').next().unwrap_or_default() {
-        "ok" => "ok",
-        "deadline" => "deadline",
-        "error" => "declined",
-        _ => "failed",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn recorded_outcomes_read_as_a_run_names_them() {
-        assert_eq!(super::recorded_outcome("failed: wasm trap: unreachable"), "failed");
-        assert_eq!(super::recorded_outcome("error: no such customer"), "declined");
-        assert_eq!(super::recorded_outcome("deadline"), "deadline");
-    }
 }

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::{file_id, report, Local};
 use crate::cli::authoring::RunArgs;
-use crate::runtime::{CallFailure, ExtensionKind, Journal, Prepared, RecordedInput};
+use crate::runtime::{ExtensionKind, Journal, Prepared, RecordedInput};
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let local = Local::open(&args.local, args.dry_run).await?;
@@ -33,7 +33,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let call = local.call(extension, &id, &journal);
     let ran = local.runtime.run_input(call, kind, input).await.map_err(anyhow::Error::msg)?;
     println!("{}", serde_json::to_string_pretty(&report(kind, &ran, &journal, args.dry_run))?);
-    if ran.name() != "ok" {
+    if ran.outcome != crate::runtime::Outcome::Ok {
         bail!("the extension's outcome is '{}'", ran.name());
     }
     Ok(())
@@ -131,14 +131,16 @@ async fn one_request(local: &Local, extension: Prepared, id: &str, dry_run: bool
             let (parts, body) = response.into_parts();
             let body = http_body_util::BodyExt::map_err(body, |e| std::io::Error::other(format!("{e:?}")));
             let ran = if status >= 500 {
-                crate::runtime::Ran::Declined { reason: format!("answered {status}"), value: Some(json!({"status": status})) }
+                crate::runtime::Ran::error(format!("answered {status}"), Some(json!({"status": status})))
             } else {
-                crate::runtime::Ran::Ok(json!({"status": status}))
+                crate::runtime::Ran::ok(json!({"status": status}))
             };
             (Response::from_parts(parts, Body::new(body)), ran)
         }
-        Err(CallFailure::Deadline) => (axum::http::StatusCode::GATEWAY_TIMEOUT.into_response(), crate::runtime::Ran::Deadline),
-        Err(CallFailure::Failed(reason)) => (axum::http::StatusCode::BAD_GATEWAY.into_response(), crate::runtime::Ran::Failed(reason)),
+        Err(failure) => {
+            let status = failure.outcome().caller_status().unwrap_or(axum::http::StatusCode::BAD_GATEWAY);
+            (status.into_response(), crate::runtime::Ran::failed(failure))
+        }
     };
     // The log and the changes are known once the execution ends (a streamed body may still be
     // running): reported from a task of their own.

@@ -12,6 +12,7 @@
 //! reference page on the platform's document at `/reference/`.
 
 mod bulk_schemas;
+mod flow_schemas;
 #[cfg(test)]
 mod drift;
 pub(super) mod instance;

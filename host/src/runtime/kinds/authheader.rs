@@ -5,7 +5,8 @@ mod bindings {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "herald:platform/authheader-extension",
-        imports: { default: async },
+        imports: { "herald:platform/secrets": async | trappable | tracing, default: async },
+        trappable_error_type: { "herald:platform/types.error" => crate::runtime::platform::HostError },
         exports: { default: async },
         with: {
             "herald:platform/types": crate::runtime::platform::bindings::herald::platform::types,
@@ -64,7 +65,7 @@ impl Invocation for Headers {
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {
-            let guest = bindings::AuthheaderExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
+            let guest = extension.typed(bindings::AuthheaderExtensionPre::new)?.instantiate_async(&mut *store).await?;
             let Outbound { host, method, path_with_query } = self.0;
             let grant = guest.herald_platform_authheader().call_headers(&mut *store, &host, &method, &path_with_query).await?;
             let state = store.data_mut();
@@ -94,9 +95,9 @@ impl Runtime {
 /// `secrets.get`: the instance's secret, for an authheader extension's call only (no other call
 /// holds the key ring; their uploads may not import the interface either).
 impl secrets_interface::Host for CallState {
-    async fn get(&mut self, name: String) -> Result<Option<String>, crate::runtime::platform::bindings::herald::platform::types::Error> {
+    async fn get(&mut self, name: String) -> Result<Option<String>, crate::runtime::platform::HostError> {
         use crate::runtime::platform::bindings::herald::platform::types::Error as GuestError;
-        let Some(ring) = self.secrets.clone() else { return Err(GuestError::Forbidden) };
+        let Some(ring) = self.secrets.clone() else { return Err(GuestError::Forbidden.into()) };
         self.open_secret(&ring, &name).await
     }
 }

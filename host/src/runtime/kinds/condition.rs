@@ -34,7 +34,7 @@ impl Invocation for Condition {
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {
-            let guest = bindings::ConditionExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
+            let guest = extension.typed(bindings::ConditionExtensionPre::new)?.instantiate_async(&mut *store).await?;
             guest.herald_platform_condition().call_evaluate(&mut *store, &self.recipient, self.context.as_deref()).await
         })
     }

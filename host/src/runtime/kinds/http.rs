@@ -146,7 +146,7 @@ impl Runtime {
             },
         };
         match finished {
-            Ok(()) => Err(CallFailure::Failed("the extension never answered".into())),
+            Ok(()) => Err(CallFailure::Trap("the extension never answered".into())),
             Err(failure) => Err(failure),
         }
     }
@@ -159,7 +159,7 @@ enum First<A, F> {
 }
 
 fn answered(answer: Answer) -> Result<HttpResponse, CallFailure> {
-    answer.map_err(|code| CallFailure::Failed(format!("the extension answered with an error: {code:?}")))
+    answer.map_err(|code| CallFailure::Trap(format!("the extension answered with an error: {code:?}")))
 }
 
 /// A guest execution polled by the caller's task; if it has not finished when dropped, the rest

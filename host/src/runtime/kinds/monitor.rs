@@ -32,7 +32,7 @@ impl Invocation for Check {
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Report> {
         Box::pin(async move {
-            let guest = bindings::MonitorExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
+            let guest = extension.typed(bindings::MonitorExtensionPre::new)?.instantiate_async(&mut *store).await?;
             let report = guest.herald_platform_monitor().call_check(&mut *store).await?;
             Ok(Report { healthy: report.healthy, message: report.message })
         })

@@ -35,7 +35,7 @@ impl Invocation for Step {
 
     fn invoke<'a>(self, store: &'a mut Store<CallState>, extension: &'a Prepared) -> GuestFuture<'a, Self::Output> {
         Box::pin(async move {
-            let guest = bindings::StepExtensionPre::new(extension.instance.clone())?.instantiate_async(&mut *store).await?;
+            let guest = extension.typed(bindings::StepExtensionPre::new)?.instantiate_async(&mut *store).await?;
             guest.herald_platform_step().call_run(&mut *store, &self.recipient, self.context.as_deref()).await
         })
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the web console (console/: Preact and uPlot, type-checked with TypeScript, bundled by
-# Vite; exact versions in console/package-lock.json, from the npm registry) into host/console/,
+# Builds the web console (console/: Preact, uPlot and cronstrue, type-checked with TypeScript,
+# bundled by Vite; exact versions in console/package-lock.json, from the npm registry) into host/console/,
 # which the herald binary embeds and serves at /console/. The built files are committed, so
 # building Herald needs neither Node nor the network; run this after changing console/, then
 # commit host/console/ with the sources.
@@ -31,7 +31,7 @@ command -v npm >/dev/null || { echo "console.sh: npm is missing (Node.js 20.19 o
 )
 {
     echo "The console bundles these packages (from the npm registry), under these licenses."
-    for package in preact uplot; do
+    for package in cronstrue preact uplot; do
         version=$(node -p "require('./console/node_modules/$package/package.json').version")
         printf '\n== %s %s\n\n' "$package" "$version"
         cat "console/node_modules/$package/LICENSE"

@@ -12,7 +12,9 @@ extension, tries it through the secure endpoint and sees the execution in its lo
 time axis spanning the minutes of the calls); a failing one's recorded input and the commands
 that replay it; an open one tried through the open endpoint; an
 asynchronous one's handle and status, and a monitor's schedule; edits a Global Data value; opens a flow's run and the
-monitors; signs in as demo-staging and sees none of demo's data. Screenshots of each page are
+monitors; reads flows as a marketer does (triggers in words, runs counted in the list, a diagram with
+each node's and branch's counts over a chosen period, a run's path drawn on it); the failed
+execution's outcome in the words of the logs; signs in as demo-staging and sees none of demo's data. Screenshots of each page are
 kept in SCREENSHOT_DIR. Exits non-zero, saying why, at the first thing that is not so.
 """
 
@@ -23,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 import shutil
 import sys
 import tempfile
+import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -67,6 +70,23 @@ for i in range(25):
     made = rest("POST", "/recipients", {"personData": {"EMAIL": f"{city.lower()}-{i}@example.com", "CITY": city, "AGE": 20 + i}})
     ids.append(made["personData"]["USER_ID"])
 rest("POST", f"/recipients/{ids[0]}/events/WELCOME/:achieveEvent")
+
+# A flow with a branch, run for four recipients (AGE 20 to 23): two under 22 go on to node 2,
+# two take the else branch. And a scheduled one, for its trigger in words.
+branched = f"BRANCH_{uuid.uuid4().hex[:8].upper()}"
+scheduled = f"WEEKLY_{uuid.uuid4().hex[:8].upper()}"
+rest("PUT", f"/flows/{branched}", {"trigger": {"event": "NEWSLETTER_SIGNUP"}, "nodes": [
+    {"condition": {"filter": f'CITY=="{city}";AGE=lt=22'}, "else": [{"set": {"OPTIN": True}}]},
+    {"set": {"OPTIN": False}}]})
+rest("PUT", f"/flows/{scheduled}", {"trigger": {"schedule": "0 9 * * 1", "filter": "AGE=gt=200"}, "nodes": [{"set": {"OPTIN": True}}]})
+for i in range(4):
+    rest("POST", f"/recipients/{ids[i]}/events/NEWSLETTER_SIGNUP/:achieveEvent")
+for _ in range(100):
+    if rest("GET", f"/flows/{branched}/stats")["runs"]["done"] == 4:
+        break
+    time.sleep(0.2)
+else:
+    raise AssertionError(f"the runs of {branched} did not end: {rest('GET', f'/flows/{branched}/stats')}")
 
 errors = []
 with sync_playwright() as p:
@@ -269,6 +289,8 @@ with sync_playwright() as p:
     try_it.get_by_role("button", name="Send").click()
     expect(page.get_by_test_id("answer-status")).to_have_text(re.compile("^5"))
     refreshed_until_one_execution()
+    # Its outcome in the words of the logs and tools: it reached its memory cap.
+    expect(executions.first.get_by_title("the extension reached its memory cap")).to_have_text(re.compile("^memory"))
     executions.first.get_by_text("Input and replay").click()
     expect(page.get_by_label("Recorded input")).to_contain_text("/boom?from=console")
     expect(page.get_by_label("Run command")).to_have_text("herald extension run NEW.wasm --input input.json")
@@ -348,6 +370,38 @@ with sync_playwright() as p:
     # Read from the instance's pattern, it is today's date, not a misread day and month.
     assert started.inner_text().startswith(datetime.now(timezone.utc).strftime("%Y-%m-")), started.inner_text()
     shot("flow-run")
+
+    # A flow seen as a marketer sees it: its trigger in words and its runs in the list; a diagram
+    # with the counts of each node and branch; a run's path drawn on it.
+    nav("Flows").click()
+    listed = page.get_by_role("table", name="Flows").locator("tbody tr")
+    expect(listed.filter(has_text=branched)).to_contain_text("When event NEWSLETTER_SIGNUP is achieved")
+    expect(listed.filter(has_text=branched)).to_contain_text("4 done")
+    expect(listed.filter(has_text=branched).locator("time")).to_have_text(ONE_TIME_FORM)
+    expect(listed.filter(has_text=scheduled)).to_contain_text("At 09:00, only on Monday (UTC), for every recipient matching AGE=gt=200")
+    expect(listed.filter(has_text=scheduled)).to_contain_text("never")
+    page.get_by_role("table", name="Flows").get_by_role("link", name=branched, exact=True).click()
+    diagram = page.get_by_role("figure", name="Flow diagram")
+    expect(diagram.get_by_role("group", name="trigger")).to_contain_text("When event NEWSLETTER_SIGNUP is achieved")
+    first = diagram.get_by_role("group", name="node 1", exact=True)
+    expect(first).to_contain_text(f'filter CITY=="{city}";AGE=lt=22')
+    expect(first).to_contain_text("entered 4 · next 2 · else 2")
+    expect(diagram.get_by_role("group", name="node 1 else 1", exact=True)).to_contain_text("OPTIN = true")
+    expect(diagram.get_by_role("group", name="node 1 else 1", exact=True)).to_contain_text("entered 2 · next 2")
+    expect(diagram.get_by_role("group", name="node 2", exact=True)).to_contain_text("entered 2 · next 2")
+    page.get_by_label("Period", exact=True).select_option(label="Last 24 hours")
+    expect(first).to_contain_text("entered 4 · next 2 · else 2")
+    shot("flow-diagram")
+    runs = page.get_by_role("table", name="Runs")
+    runs.locator("tbody tr").filter(has=page.get_by_role("cell", name=str(ids[3]), exact=True)).first.get_by_role("link").click()
+    expect(page.get_by_label("Path taken")).to_have_text("node 1 (false: else) → node 1 else 1 (ok)")
+    path = page.get_by_role("figure", name="Flow diagram")
+    expect(path.get_by_role("group", name="node 1", exact=True)).to_have_class(re.compile(r"\bvisited took-else\b"))
+    expect(path.get_by_role("group", name="node 1 else 1", exact=True)).to_have_class(re.compile(r"\bvisited\b"))
+    expect(path.get_by_role("group", name="node 2", exact=True)).to_have_class(re.compile(r"\bunvisited\b"))
+    shot("flow-run-path")
+    rest("DELETE", f"/flows/{branched}")
+    rest("DELETE", f"/flows/{scheduled}")
     nav("Monitors").click()
     listed_monitor = page.get_by_role("region", name=monitor)
     expect(listed_monitor).to_contain_text("every 5m")

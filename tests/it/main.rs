@@ -16,6 +16,7 @@ mod extensions;
 mod filters;
 mod flow_runs;
 mod flow_schedules;
+mod flow_stats;
 mod flows;
 mod global_data;
 mod hardening;

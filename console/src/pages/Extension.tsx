@@ -6,7 +6,7 @@ import { api } from "../api";
 import type { JsonObject } from "../api";
 import { href, useLoad } from "../hooks";
 import { Rows, Section, Show, show } from "../ui";
-import { extensionId, TryIt, useExecutions } from "./Extensions";
+import { extensionId, OUTCOME_MEANING, TryIt, useExecutions } from "./Extensions";
 import type { Execution, ExtensionItem } from "./Extensions";
 import { When } from "../time";
 
@@ -67,7 +67,10 @@ export function Extension({ id }: { id: string }) {
                 rows={list.map((e) => [
                   <When value={e.at} />,
                   `${e.durationMs} ms`,
-                  <span class={e.outcome === "ok" ? "ok" : "failed"}>{e.outcome}</span>,
+                  <span class={e.outcome === "ok" ? "ok" : "failed"} title={OUTCOME_MEANING[e.outcome] ?? ""}>
+                    {e.outcome}
+                    {e.reason ? <small class="reason">: {e.reason}</small> : null}
+                  </span>,
                   <pre class="log">{[...e.log, e.stdout, e.stderr].filter((l) => l !== "").join("\n")}</pre>,
                   e.input ? <Replay id={id} execution={e} input={e.input} /> : "",
                 ])}

@@ -232,7 +232,27 @@ export function TryIt({ url }: { url: string }) {
   );
 }
 
-export type Execution = { at: number; durationMs: number; outcome: string; log: string[]; stdout: string; stderr: string; input?: JsonObject };
+export type Execution = {
+  at: number;
+  durationMs: number;
+  /** ok, error, deadline, memory, trap or fault: the words of every page, log and tool. */
+  outcome: string;
+  reason?: string;
+  log: string[];
+  stdout: string;
+  stderr: string;
+  input?: JsonObject;
+};
+
+/** What each outcome of a call means (as the server's documentation says it). */
+export const OUTCOME_MEANING: Record<string, string> = {
+  ok: "the extension answered",
+  error: "the extension answered with an error of its own (a returned error, an answer 5xx)",
+  deadline: "the extension ran past its deadline",
+  memory: "the extension reached its memory cap",
+  trap: "the extension trapped (a panic, no answer)",
+  fault: "Herald failed the call",
+};
 
 /** The newest executions of an extension (at most 100). */
 export function useExecutions(id: string) {

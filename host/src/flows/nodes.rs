@@ -41,6 +41,18 @@ impl Outcome {
         }
     }
 
+    /// Which way the run went on from the node, for the flow's counts and diagram
+    /// (`store::tenant::flow_stats`): `next`, `else`, `end` (it ended as it should), `failed`,
+    /// `wait`.
+    pub fn took(&self) -> &'static str {
+        match self {
+            Outcome::Next => "next",
+            Outcome::Else => "else",
+            Outcome::Stop(_) => "end",
+            Outcome::Fail(_) => "failed",
+            Outcome::Wait(_) => "wait",
+        }
+    }
 }
 
 /// A node's outcome, its kind, and what an extension logged.

@@ -7,7 +7,8 @@
 //!   milliseconds, `startedAtMs`: the page after it);
 //! - `GET /flows/{name}/runs/{runId}`: one run, with its `trace`: an entry per node visited
 //!   (`node` as the flow checks name it, `kind`, `result`, `at`, `durationMs`, and `log`: what an
-//!   extension logged).
+//!   extension logged) and `took` (which way the run went on: `next`, `else`, `end`, `failed`,
+//!   `wait`), and the flow as the run follows it (`definition`).
 //!
 //! The runs of a flow deleted or replaced stay readable under its name.
 
@@ -58,6 +59,7 @@ fn run_json(t: &Tenant, run: &FlowRun, recipient_id: Json_) -> s::FlowRun {
         updated_at: time(t, p.updated_at),
         resume_at: p.resume_at.map(|at| time(t, at)),
         trace: None,
+        definition: None,
     }
 }
 
@@ -102,5 +104,6 @@ async fn one(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String)
         }
     }
     out.trace = Some(trace);
+    out.definition = serde_json::from_str(&run.definition).ok();
     Ok(Json(out))
 }

@@ -13,6 +13,7 @@ mod extension_status;
 mod extensions;
 pub(crate) mod extract;
 mod flow_runs;
+mod flow_stats;
 mod flows;
 mod global_data;
 mod guard;
@@ -104,6 +105,7 @@ fn described() -> Vec<utoipa::openapi::OpenApi> {
         discovery::Doc::openapi(),
         flows::Doc::openapi(),
         flow_runs::Doc::openapi(),
+        flow_stats::Doc::openapi(),
         register::Doc::openapi(),
         secrets::Doc::openapi(),
         monitors::Doc::openapi(),
@@ -133,6 +135,7 @@ pub fn api_router(ctx: ApiContext) -> Router {
         .merge(discovery::router())
         .merge(flows::router())
         .merge(flow_runs::router())
+        .merge(flow_stats::router())
         .merge(register::router())
         .merge(secrets::router())
         .merge(monitors::router())

@@ -68,4 +68,9 @@ pub struct FlowRun {
     #[schema(value_type = Option<Vec<Object>>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<Json>>,
+    /// The flow as this run follows it (`GET /flows/{name}/runs/{runId}` only), for drawing its
+    /// path on the version it ran.
+    #[schema(value_type = Option<Object>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub definition: Option<Json>,
 }

@@ -12,9 +12,9 @@
 //! reference page on the platform's document at `/reference/`.
 
 mod bulk_schemas;
-mod flow_schemas;
 #[cfg(test)]
 mod drift;
+mod flow_schemas;
 pub(super) mod instance;
 mod reference;
 pub(super) mod schemas;

@@ -31,7 +31,7 @@ impl RunState {
         }
     }
 
-    fn parse(text: &str) -> RunState {
+    pub(super) fn parse(text: &str) -> RunState {
         match text {
             "waiting" => RunState::Waiting,
             "done" => RunState::Done,

@@ -100,6 +100,8 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
      CREATE TABLE _import_chunks (import_id TEXT NOT NULL, seq INTEGER NOT NULL, content BLOB NOT NULL, PRIMARY KEY (import_id, seq));
      CREATE TABLE _import_errors (
          import_id TEXT NOT NULL, row_number INTEGER NOT NULL, field TEXT, message TEXT NOT NULL, PRIMARY KEY (import_id, row_number));",
+    // version 14: a flow's runs by when they started, for its counts over a period (`flow_stats.rs`)
+    "CREATE INDEX _flow_runs_by_start ON _flow_runs(flow, started_at);",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -176,6 +178,7 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
      CREATE TABLE _import_errors (
          import_id TEXT COLLATE \"C\" NOT NULL, row_number BIGINT NOT NULL, field TEXT, message TEXT NOT NULL,
          PRIMARY KEY (import_id, row_number));",
+    "CREATE INDEX _flow_runs_by_start ON _flow_runs(flow, started_at);",
 ];
 
 /// The column that keeps insertion order where no other column does.

@@ -106,6 +106,11 @@ export function Flow({ name }: { name: string }) {
       <Show loaded={loaded}>
         {([flow, runs, stats]) => (
           <>
+            {typeof flow.description === "string" && flow.description !== "" ? (
+              <p class="description" aria-label="Description">
+                {flow.description}
+              </p>
+            ) : null}
             <Section title="Diagram">
               <label for="flow-period">Period</label>{" "}
               <select id="flow-period" value={period} onChange={(e) => setPeriod(Number((e.target as HTMLSelectElement).value))}>

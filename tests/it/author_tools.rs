@@ -9,7 +9,7 @@ use std::time::Duration;
 use herald_tests::database::POSTGRES_VARIABLE;
 use herald_tests::process::herald_binary;
 use herald_tests::signing::{signed, standard_webhook_headers, whsec, SHOP_KEY};
-use herald_tests::TestServer;
+use herald_tests::{eventually, TestServer};
 use serde_json::{json, Value};
 
 /// Keeps secret `name` in the local instance of `data` (`herald secrets set`, the value on stdin).
@@ -250,14 +250,10 @@ async fn an_http_extension_is_served_locally_with_each_call_reported() {
         .unwrap();
     let client = herald_tests::reqwest::Client::new();
     let order = json!({"customer": {"email": "kim@example.com"}, "order": {"id": "B-1", "lines": []}}).to_string();
-    let started = std::time::Instant::now();
-    let answer = loop {
-        match signed(client.post(format!("http://{listen}/orders")), SHOP_KEY, order.as_bytes(), 0).send().await {
-            Ok(answer) => break answer,
-            Err(_) if started.elapsed() < Duration::from_secs(60) => tokio::time::sleep(Duration::from_millis(200)).await,
-            Err(e) => panic!("the local server never answered: {e}"),
-        }
-    };
+    let answer = eventually(Duration::from_secs(60), "the local server answers", || async {
+        signed(client.post(format!("http://{listen}/orders")), SHOP_KEY, order.as_bytes(), 0).send().await.map_err(|e| e.to_string())
+    })
+    .await;
     assert_eq!(answer.status(), 200);
     let body: Value = answer.json().await.unwrap();
     assert_eq!(body["purchases"], 0, "{body}");
@@ -301,14 +297,15 @@ async fn a_failed_execution_keeps_its_input_without_credentials_and_a_new_versio
         .unwrap();
     assert_eq!(answer.status(), 500);
     // Both executions are recorded once they end (the answer may leave first).
-    let started = std::time::Instant::now();
-    let logs = loop {
+    let logs = eventually(Duration::from_secs(10), "both executions are recorded", || async {
         let logs = api.get("/extensions/logs/hook").await.json();
-        if logs.as_array().unwrap().len() == 2 || started.elapsed() > Duration::from_secs(10) {
-            break logs;
+        if logs.as_array().unwrap().len() == 2 {
+            Ok(logs)
+        } else {
+            Err(logs.to_string())
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    })
+    .await;
     // (Successful executions' records are written in batches, so the order may be either.)
     let failed = logs.as_array().unwrap().iter().find(|l| l["outcome"] != "ok").unwrap_or_else(|| panic!("{logs}"));
     let fine = logs.as_array().unwrap().iter().find(|l| l["outcome"] == "ok").unwrap_or_else(|| panic!("{logs}"));

@@ -7,11 +7,11 @@
 //! PostgreSQL only: this runs in the PostgreSQL pass of `scripts/test.sh`.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_tests::cluster::Cluster;
 use herald_tests::process::UNLIMITED_RATE;
-use herald_tests::{answer, json, reqwest, settled, Api};
+use herald_tests::{answer, eventually, json, reqwest, settled, Api};
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 use serde_json::Value;
@@ -123,30 +123,26 @@ async fn three_nodes_behind_a_balancer_serve_one_media_area_one_limit_and_surviv
 
     // Node 3 cut off the database: 503 for what needs it, while nodes 1 and 2 serve.
     cluster.cut_from_database(2).await;
-    let started = Instant::now();
-    loop {
-        let status = direct[2].get("/recipients").await.status.as_u16();
-        if status == 503 {
-            break;
+    eventually(Duration::from_secs(20), "the cut-off node answers 503", || async {
+        match direct[2].get("/recipients").await.status.as_u16() {
+            503 => Ok(()),
+            200 => Err("200".to_string()),
+            other => panic!("a cut-off node answers 200 until it notices, then 503: {other}"),
         }
-        assert!(status == 200, "a cut-off node answers 200 until it notices, then 503: {status}");
-        assert!(started.elapsed() < Duration::from_secs(20), "the cut-off node never answered 503");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     for on in &direct[..2] {
         on.get("/recipients").await.expect(200);
     }
     cluster.reconnect_to_database(2).await;
-    let started = Instant::now();
-    loop {
-        let status = direct[2].get("/recipients").await.status.as_u16();
-        if status == 200 {
-            break;
+    eventually(Duration::from_secs(30), "the node recovers", || async {
+        match direct[2].get("/recipients").await.status.as_u16() {
+            200 => Ok(()),
+            503 => Err("503".to_string()),
+            other => panic!("while it reconnects, a node answers 503: {other}"),
         }
-        assert_eq!(status, 503, "while it reconnects");
-        assert!(started.elapsed() < Duration::from_secs(30), "the node never recovered");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
 }
 
 /// An answer of `status`, else an error (a transport error included).
@@ -233,11 +229,13 @@ async fn a_node_killed_during_writes_a_sweep_and_async_calls_loses_nothing_ackno
 
     // Node 2 is killed once the sweep has started.
     let runs = "SELECT COUNT(*) FROM \"instance_demo\"._flow_runs WHERE flow = 'sweep'";
-    let started = Instant::now();
-    while scalar(&cluster.database.url, runs).await < 500 {
-        assert!(started.elapsed() < Duration::from_secs(120), "the sweep never started");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(Duration::from_secs(120), "the sweep starts (500 runs)", || async {
+        match scalar(&cluster.database.url, runs).await {
+            n if n >= 500 => Ok(()),
+            n => Err(format!("{n} runs")),
+        }
+    })
+    .await;
     cluster.nodes[1].kill();
     tokio::time::sleep(Duration::from_secs(3)).await;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -260,22 +258,24 @@ async fn a_node_killed_during_writes_a_sweep_and_async_calls_loses_nothing_ackno
         assert_eq!(result["body"], body.as_str());
     }
     // The sweep ends, every seeded recipient's run done at least once.
-    let started = Instant::now();
-    let flow = loop {
+    let flow = eventually(Duration::from_secs(180), "the sweep ends", || async {
         let flow = api.get("/flows/sweep").await.json();
         if flow["scheduled"]["lastFiring"]["done"] == true {
-            break flow;
+            Ok(flow)
+        } else {
+            Err(flow.to_string())
         }
-        assert!(started.elapsed() < Duration::from_secs(180), "the sweep never ended: {flow}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    })
+    .await;
     assert_eq!(flow["scheduled"]["lastFiring"]["recipients"], 10_000, "{flow}");
     let distinct = "SELECT COUNT(DISTINCT _recipient) FROM \"instance_demo\"._flow_runs WHERE flow = 'sweep' AND outcome = 'completed'";
-    let started = Instant::now();
-    while scalar(&cluster.database.url, distinct).await < 10_000 {
-        assert!(started.elapsed() < Duration::from_secs(120), "runs are missing after the sweep ended");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    eventually(Duration::from_secs(120), "every seeded recipient's run is done after the sweep ended", || async {
+        match scalar(&cluster.database.url, distinct).await {
+            n if n >= 10_000 => Ok(()),
+            n => Err(format!("{n} distinct recipients")),
+        }
+    })
+    .await;
     let total = scalar(&cluster.database.url, runs).await;
     eprintln!("sweep of 10,000 with a node killed: {total} runs ({} run again)", total - 10_000);
 }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_host::auth::secret;
 use herald_host::model::DefinitionFile;
@@ -73,14 +73,14 @@ fn usage(pid: u32) -> (usize, usize) {
 /// A metric's value on the operator listener (the first sample whose name and labels start so).
 async fn metric(client: &reqwest::Client, ops: &str, name: &str) -> f64 {
     // The operator's listener binds a moment after the API's, which is what the start waits for.
-    let started = Instant::now();
-    let answer = loop {
+    let answer = eventually(Duration::from_secs(10), "the operator's listener answers", || async {
         match client.get(format!("{ops}/metrics")).send().await {
-            Ok(answer) => break answer,
-            Err(e) if e.is_connect() && started.elapsed() < Duration::from_secs(10) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Ok(answer) => Ok(answer),
+            Err(e) if e.is_connect() => Err(e.to_string()),
             Err(e) => panic!("{ops}/metrics: {e}"),
         }
-    };
+    })
+    .await;
     let text = answer.text().await.unwrap();
     text.lines()
         .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -59,14 +59,14 @@ impl Node {
     }
 
     async fn wait_listening(&self) {
-        let started = Instant::now();
-        while tokio::net::TcpStream::connect(self.listen.as_str()).await.is_err() {
-            if started.elapsed() > Duration::from_secs(30) {
-                let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
-                panic!("node {} never listened on {}:\n{log}", self.name, self.listen);
+        let what = format!("node {} listens on {}", self.name, self.listen);
+        crate::eventually(Duration::from_secs(30), &what, || async {
+            match tokio::net::TcpStream::connect(self.listen.as_str()).await {
+                Ok(_) => Ok(()),
+                Err(e) => Err(format!("{e}; its log:\n{}", std::fs::read_to_string(self.log_path()).unwrap_or_default())),
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
     }
 
     /// Ends the node at once (SIGKILL), as a crash would.
@@ -228,13 +228,16 @@ impl Cluster {
             .expect("haproxy starts");
         // The nodes' fronts to the database listen before any node starts.
         for (_, _, front) in &nodes {
-            let started = Instant::now();
-            while tokio::net::TcpStream::connect(front.as_str()).await.is_err() {
-                if started.elapsed() > Duration::from_secs(10) || haproxy.try_wait().is_ok_and(|s| s.is_some()) {
-                    panic!("HAProxy never listened on {front}:\n{}", std::fs::read_to_string(&haproxy_log).unwrap_or_default());
+            let haproxy = &mut haproxy;
+            let log = || std::fs::read_to_string(&haproxy_log).unwrap_or_default();
+            crate::eventually(Duration::from_secs(10), &format!("HAProxy listens on {front}"), || {
+                let ended = haproxy.try_wait().is_ok_and(|s| s.is_some());
+                async move {
+                    assert!(!ended, "HAProxy ended:\n{}", log());
+                    tokio::net::TcpStream::connect(front.as_str()).await.map(drop).map_err(|e| format!("{e}; its log:\n{}", log()))
                 }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            })
+            .await;
         }
         let mut cluster_nodes = Vec::new();
         for (i, (name, listen, front)) in nodes.into_iter().enumerate() {
@@ -270,16 +273,10 @@ impl Cluster {
 
     /// A command on HAProxy's admin socket; its answer.
     pub async fn admin(&self, command: &str) -> String {
-        let started = Instant::now();
-        let mut stream = loop {
-            match tokio::net::UnixStream::connect(&self.admin_socket).await {
-                Ok(s) => break s,
-                Err(e) => {
-                    assert!(started.elapsed() < Duration::from_secs(10), "HAProxy's admin socket: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
-        };
+        let mut stream = crate::eventually(Duration::from_secs(10), "HAProxy's admin socket", || async {
+            tokio::net::UnixStream::connect(&self.admin_socket).await.map_err(|e| e.to_string())
+        })
+        .await;
         stream.write_all(format!("{command}\n").as_bytes()).await.unwrap();
         let mut answer = String::new();
         stream.read_to_string(&mut answer).await.unwrap();
@@ -288,16 +285,16 @@ impl Cluster {
 
     /// Waits until the balancer sends to `up` nodes.
     pub async fn wait_balanced(&self, up: usize) {
-        let started = Instant::now();
-        loop {
+        crate::eventually(Duration::from_secs(30), &format!("the balancer sees {up} nodes up"), || async {
             let stat = self.admin("show stat").await;
             let count = stat.lines().filter(|l| l.starts_with("nodes,n") && l.split(',').nth(17) == Some("UP")).count();
             if count == up {
-                return;
+                Ok(())
+            } else {
+                Err(stat)
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "the balancer never saw {up} nodes up:\n{stat}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await;
     }
 
     /// Cuts node `i` off the database: its sessions are killed and new ones refused.

@@ -11,6 +11,10 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+/// The host's one writer of custom sections (a build script cannot depend on the host crate).
+#[path = "../host/src/runtime/custom_section.rs"]
+mod custom_section;
+
 const GUESTS: [&str; 29] = [
     "echo",
     "open-webhook",
@@ -51,6 +55,7 @@ fn main() {
     // The guests build on the SDK and the WIT package too.
     println!("cargo:rerun-if-changed={}", manifest.join("../sdk").display());
     println!("cargo:rerun-if-changed={}", manifest.join("../wit").display());
+    println!("cargo:rerun-if-changed={}", manifest.join("../host/src/runtime/custom_section.rs").display());
     for scripted in ["../guest-examples/js", "../guest-examples/python", "../scripts/guest-tools.sh"] {
         println!("cargo:rerun-if-changed={}", manifest.join(scripted).display());
     }
@@ -180,24 +185,7 @@ fn fingerprint(paths: &[&Path], extra: &str) -> u64 {
 }
 
 fn append_config(wasm: &Path, json: &[u8]) {
-    fn leb128(mut n: usize, out: &mut Vec<u8>) {
-        loop {
-            let byte = (n & 0x7f) as u8;
-            n >>= 7;
-            out.push(if n == 0 { byte } else { byte | 0x80 });
-            if n == 0 {
-                break;
-            }
-        }
-    }
-    let name = b"herald:config";
-    let mut payload = Vec::new();
-    leb128(name.len(), &mut payload);
-    payload.extend_from_slice(name);
-    payload.extend_from_slice(json);
-    let mut bytes = std::fs::read(wasm).unwrap();
-    bytes.push(0);
-    leb128(payload.len(), &mut bytes);
-    bytes.extend_from_slice(&payload);
+    let bytes = std::fs::read(wasm).unwrap();
+    let bytes = custom_section::set_custom_section(&bytes, "herald:config", json).unwrap();
     std::fs::write(wasm, bytes).unwrap();
 }

@@ -455,26 +455,9 @@ pub async fn upload(api: &Api, name: &str, bytes: Vec<u8>, kind: &str) -> Answer
     answer(api.request(reqwest::Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
 }
 
-/// `component` with a `herald:config` custom section holding `json` appended at its top level.
+/// `component` with a `herald:config` custom section holding `json` at its top level (the host's
+/// one writer of custom sections).
 pub fn with_config(component: &[u8], json: &str) -> Vec<u8> {
-    fn leb(mut n: usize, out: &mut Vec<u8>) {
-        loop {
-            let byte = (n & 0x7f) as u8;
-            n >>= 7;
-            out.push(if n == 0 { byte } else { byte | 0x80 });
-            if n == 0 {
-                return;
-            }
-        }
-    }
-    let name = b"herald:config";
-    let mut payload = Vec::new();
-    leb(name.len(), &mut payload);
-    payload.extend_from_slice(name);
-    payload.extend_from_slice(json.as_bytes());
-    let mut out = component.to_vec();
-    out.push(0);
-    leb(payload.len(), &mut out);
-    out.extend_from_slice(&payload);
-    out
+    herald_host::runtime::custom_section::set_custom_section(component, herald_host::runtime::config::SECTION, json.as_bytes())
+        .expect("a component")
 }

@@ -27,23 +27,7 @@ const WORDS: &[&str] = &[
 
 /// A component with `json` as its only custom section (a component header and the section).
 fn component_with(json: &[u8]) -> Vec<u8> {
-    let name = b"herald:config";
-    let mut payload = vec![name.len() as u8];
-    payload.extend_from_slice(name);
-    payload.extend_from_slice(json);
-    let mut out = b"\0asm\x0d\0\x01\0".to_vec();
-    out.push(0);
-    let mut n = payload.len();
-    loop {
-        let byte = (n & 0x7f) as u8;
-        n >>= 7;
-        out.push(if n == 0 { byte } else { byte | 0x80 });
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&payload);
-    out
+    crate::runtime::custom_section::set_custom_section(b"\0asm\x0d\0\x01\0", crate::runtime::config::SECTION, json).expect("a header")
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod authorize;
 mod call;
 pub mod config;
 pub mod config_section;
+pub mod custom_section;
 mod engine;
 pub mod input;
 pub mod journal;

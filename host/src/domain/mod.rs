@@ -1,5 +1,5 @@
 //! The data model's rules, in one place: the REST handlers (`http/`), the extensions' host
-//! functions (`runtime/platform.rs`) and flows' built-in nodes (`flows/nodes.rs`) call these, so a rule
+//! functions (`runtime/host/`) and flows' built-in nodes (`flows/nodes.rs`) call these, so a rule
 //! cannot hold in one door and not in another. Each function takes the instance (its model and
 //! its store) and plain values; the callers turn the answer into their own errors
 //! (`From<DomainError>` for the API's, a match for the guest's).

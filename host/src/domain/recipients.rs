@@ -4,7 +4,7 @@ use chrono::NaiveDateTime;
 
 use super::{DomainError, DomainResult};
 use crate::model::Value;
-use crate::store::tenant::Recipient;
+use crate::store::tenant::{Communication, Recipient};
 use crate::tenants::Tenant;
 
 /// (Person Data field index, value) pairs.
@@ -91,4 +91,15 @@ pub async fn achieve_event(tenant: &Tenant, key: i64, event: &str, now: NaiveDat
         return Err(DomainError::NotFound);
     }
     Ok(tenant.db.achieve_event(key, event, now).await?)
+}
+
+/// Deletes recipient `key` with everything that belongs to it (records, events, communications,
+/// flow runs); false when it was gone already.
+pub async fn delete(tenant: &Tenant, key: i64) -> DomainResult<bool> {
+    Ok(tenant.db.delete_recipient(key).await?)
+}
+
+/// Adds `entry` to recipient `key`'s communication history (what a flow's `send` wrote).
+pub async fn record_communication(tenant: &Tenant, key: i64, entry: &Communication) -> DomainResult<()> {
+    Ok(tenant.db.insert_communication(key, entry).await?)
 }

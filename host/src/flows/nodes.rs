@@ -218,7 +218,7 @@ impl FlowEngine {
             Ok(entry) => entry,
             Err(why) => return Outcome::Fail(format!("nothing sent: {why}")),
         };
-        match tenant.db.insert_communication(recipient.key, &entry).await {
+        match domain::recipients::record_communication(tenant, recipient.key, &entry).await {
             Ok(()) => Outcome::Next,
             Err(e) => Outcome::Fail(format!("the communication history could not be written: {e}")),
         }

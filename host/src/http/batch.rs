@@ -12,6 +12,7 @@ use serde_json::Value as Json;
 use super::error::{ApiError, ApiResult};
 use super::openapi::schemas::{BatchEntry, BatchReport};
 use super::wire;
+use crate::domain;
 use crate::model::{Formats, TableDef, Value};
 use crate::store::tenant::{EntryOutcome, TableRef};
 use crate::tenants::Tenant;
@@ -58,7 +59,7 @@ pub async fn update(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult
     let items = entries(body)?;
     let ids = items.iter().map(|r| id_of(t.def, r)).collect();
     let parsed = items.iter().map(|r| wire::table_assignments(t.def, r, formats)).collect();
-    let outcomes = tenant.db.batch_upsert(t, parsed).await?;
+    let outcomes = domain::tables::batch_upsert(tenant, t, parsed).await?;
     Ok(report(ids, outcomes))
 }
 
@@ -66,7 +67,7 @@ pub async fn delete(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult
     let items = entries(body)?;
     let ids: Vec<Option<Json>> = items.iter().map(|id| Some(id.clone())).collect();
     let parsed = items.iter().map(|id| identifier_value(t.def, id, &tenant.model.formats)).collect();
-    let outcomes = tenant.db.batch_delete(t, parsed).await?;
+    let outcomes = domain::tables::batch_delete(tenant, t, parsed).await?;
     Ok(report(ids, outcomes))
 }
 

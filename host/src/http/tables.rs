@@ -14,6 +14,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{decode_twice, json_body, AppJson, AppPath, AppQuery, PublicCaller};
 use super::openapi::schemas as s;
 use super::{batch, filter_condition, wire, ApiContext, MAX_PAYLOAD_BYTES};
+use crate::domain;
 use crate::store::tenant::{TableRef, Upserted};
 use crate::tenants::Tenant;
 
@@ -63,7 +64,7 @@ async fn create(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(bo
     let t = &caller.tenant;
     let scope = table(t, &name)?;
     let values = wire::table_assignments(scope.def, &body, &t.model.formats).map_err(ApiError::BadRequest)?;
-    t.db.insert_record(&scope, &values).await?;
+    domain::tables::insert(t, &scope, &values).await?;
     let id_index = scope.def.fields.iter().position(|f| f.identifier).expect("validated");
     let id = values.iter().find(|(i, _)| *i == id_index).map(|(_, v)| v.clone()).expect("insert checked it");
     let stored = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
@@ -99,7 +100,7 @@ async fn upsert(
     }
     values.retain(|(i, _)| *i != id_index);
     values.push((id_index, id.clone()));
-    let done = t.db.upsert_record(&scope, &values).await?;
+    let done = domain::tables::upsert(t, &scope, &values).await?;
     let stored = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
     let status = if done == Upserted::Created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
@@ -111,7 +112,7 @@ async fn remove(caller: PublicCaller, AppPath((name, id)): AppPath<(String, Stri
     let t = &caller.tenant;
     let scope = table(t, &name)?;
     let id = batch::path_identifier(scope.def, &decode_twice(&id)?, &t.model.formats)?;
-    if t.db.delete_record(&scope, &id).await? {
+    if domain::tables::delete(t, &scope, &id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound)
@@ -142,7 +143,7 @@ async fn method(
     match method.as_str() {
         ":export" => export(t, &scope, &body).await,
         ":truncateTable" => {
-            let deleted = t.db.truncate(&scope).await?;
+            let deleted = domain::tables::clear(t, &scope).await?;
             Ok(Json(s::Truncated { deleted }).into_response())
         }
         ":batchUpdateRecords" => Ok(Json(batch::update(t, &scope, &json_body::<serde_json::Value>(&body)?).await?).into_response()),

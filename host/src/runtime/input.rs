@@ -10,7 +10,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use super::platform::bindings::herald::platform::types::{Field, Value as WitValue};
+use super::host::bindings::herald::platform::types::{Field, Value as WitValue};
 use crate::model::{Model, Value};
 
 /// The most of a request body kept for a replay.

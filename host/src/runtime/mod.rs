@@ -9,6 +9,7 @@ pub mod config;
 pub mod config_section;
 pub mod custom_section;
 mod engine;
+mod host;
 pub mod input;
 pub mod journal;
 pub mod kind;
@@ -17,8 +18,6 @@ mod logs;
 pub mod oneshot;
 pub mod outcome;
 mod output;
-mod platform;
-pub mod signatures;
 mod state;
 pub mod validate;
 mod warm;
@@ -39,6 +38,8 @@ use crate::tenants::Tenant;
 pub use authorize::stored_config;
 pub use call::{Call, CallFailure};
 pub use config::ExtensionConfig;
+pub use host::bindings::herald::platform::types::{Field as GuestField, Value as GuestValue};
+pub use host::person_fields;
 pub use input::RecordedInput;
 pub use journal::Journal;
 pub use kind::ExtensionKind;
@@ -47,8 +48,6 @@ pub use kinds::http::HttpResponse;
 pub use kinds::monitor::Report;
 pub use oneshot::Ran;
 pub use outcome::{HostFault, Outcome};
-pub use platform::bindings::herald::platform::types::{Field as GuestField, Value as GuestValue};
-pub use platform::person_fields;
 pub use state::CallState;
 pub use validate::Validated;
 
@@ -179,11 +178,7 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        platform::add_to_linker(&mut linker)?;
-        kinds::authheader::secrets_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(&mut linker, |state| {
-            state
-        })?;
-        signatures::signatures_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(&mut linker, |state| state)?;
+        host::add_to_linker(&mut linker)?;
         let secrets = settings.secrets_key.load(data_dir)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         engine::spawn_ticker(engine.clone(), stop_ticker.clone());

@@ -122,7 +122,7 @@ async fn upsert(
 async fn remove(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<StatusCode> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
-    if t.db.delete_recipient(r.key).await? {
+    if domain::recipients::delete(t, r.key).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound)

@@ -6,12 +6,12 @@ mod bindings {
         path: "../wit",
         world: "herald:platform/authheader-extension",
         imports: { "herald:platform/secrets": async | trappable | tracing, default: async },
-        trappable_error_type: { "herald:platform/types.error" => crate::runtime::platform::HostError },
+        trappable_error_type: { "herald:platform/types.error" => crate::runtime::host::HostError },
         exports: { default: async },
         with: {
-            "herald:platform/types": crate::runtime::platform::bindings::herald::platform::types,
-            "herald:platform/global-data": crate::runtime::platform::bindings::herald::platform::global_data,
-            "herald:platform/log": crate::runtime::platform::bindings::herald::platform::log,
+            "herald:platform/types": crate::runtime::host::bindings::herald::platform::types,
+            "herald:platform/global-data": crate::runtime::host::bindings::herald::platform::global_data,
+            "herald:platform/log": crate::runtime::host::bindings::herald::platform::log,
         },
     });
 }
@@ -89,15 +89,5 @@ impl Runtime {
     /// The headers the extension makes for `outbound`; `Ok(Err(reason))` when it declines.
     pub async fn call_authheader(self: &Arc<Self>, call: Call, outbound: Outbound) -> Result<Result<Made, String>, CallFailure> {
         self.execution(call, Headers(outbound)).await
-    }
-}
-
-/// `secrets.get`: the instance's secret, for an authheader extension's call only (no other call
-/// holds the key ring; their uploads may not import the interface either).
-impl secrets_interface::Host for CallState {
-    async fn get(&mut self, name: String) -> Result<Option<String>, crate::runtime::platform::HostError> {
-        use crate::runtime::platform::bindings::herald::platform::types::Error as GuestError;
-        let Some(ring) = self.secrets.clone() else { return Err(GuestError::Forbidden.into()) };
-        self.open_secret(&ring, &name).await
     }
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use wasmtime::Store;
 
 use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::host::bindings::herald::platform::types::Field;
 use crate::runtime::input::{fields_to_json, RecordedInput};
-use crate::runtime::platform::bindings::herald::platform::types::Field;
 use crate::runtime::state::CallState;
 use crate::runtime::{Prepared, Runtime};
 

@@ -9,22 +9,27 @@ mod bindings {
         path: "../wit",
         world: "herald:platform/signing",
         imports: { default: async | trappable | tracing },
-        trappable_error_type: { "herald:platform/types.error" => crate::runtime::platform::HostError },
+        trappable_error_type: { "herald:platform/types.error" => crate::runtime::host::HostError },
         with: {
-            "herald:platform/types": crate::runtime::platform::bindings::herald::platform::types,
+            "herald:platform/types": crate::runtime::host::bindings::herald::platform::types,
         },
     });
 }
 
 pub(crate) use bindings::herald::platform::signatures as signatures_interface;
 
+/// `signatures` into `linker` (the upload check lets only http extensions import it).
+pub(super) fn add_to_linker(linker: &mut wasmtime::component::Linker<CallState>) -> wasmtime::Result<()> {
+    signatures_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(linker, |state| state)
+}
+
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::runtime::platform::bindings::herald::platform::types::Error as GuestError;
-use crate::runtime::platform::HostError;
+use crate::runtime::host::bindings::herald::platform::types::Error as GuestError;
+use crate::runtime::host::HostError;
 use crate::runtime::state::CallState;
 
 /// The signature checks one call may make.

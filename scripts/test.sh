@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of the project: the format and lint checks, the unit tests, the end-to-end suite (real servers on real
+# Runs every test of the project: the format and lint checks (scripts/lint.sh for the guest
+# examples, SDKs and templates), the unit tests, the end-to-end suite (real servers on real
 # sockets, the CLI as the real `herald` binary, guest components built from source) twice: on
 # SQLite in temporary data directories, and on PostgreSQL, each server in a database of its own.
 # PostgreSQL is the machine's on 127.0.0.1:5432 when one answers, otherwise a private cluster
@@ -44,6 +45,8 @@ if cargo tree --workspace --locked -e features,no-dev -i herald-host | grep -q '
     echo "test.sh: a build of the workspace without its tests switches on herald-host's testing feature" >&2
     exit 1
 fi
+# The guest examples, the SDKs and the templates of new projects: rustfmt, clippy, ruff, biome.
+scripts/lint.sh
 
 echo "== unit tests and the end-to-end suite on SQLite"
 env -u HERALD_TEST_POSTGRES cargo test --workspace --locked "$@"

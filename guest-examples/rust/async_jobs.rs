@@ -28,17 +28,11 @@ impl wasip2::exports::http::incoming_handler::Guest for AsyncJob {
         let method = format!("{:?}", request.method()).trim_start_matches("Method::").to_uppercase();
         let body = read_body(&request);
         std::thread::sleep(std::time::Duration::from_millis(ms));
-        let answer = format!(
-            "{{\"slept\":{ms},\"method\":{:?},\"path\":{:?},\"body\":{:?}}}",
-            method,
-            path,
-            String::from_utf8_lossy(&body)
-        );
-        let headers = Fields::from_list(&[
-            ("content-type".to_string(), b"application/json".to_vec()),
-            ("x-job".to_string(), b"done".to_vec()),
-        ])
-        .expect("headers");
+        let answer =
+            format!("{{\"slept\":{ms},\"method\":{:?},\"path\":{:?},\"body\":{:?}}}", method, path, String::from_utf8_lossy(&body));
+        let headers =
+            Fields::from_list(&[("content-type".to_string(), b"application/json".to_vec()), ("x-job".to_string(), b"done".to_vec())])
+                .expect("headers");
         let response = OutgoingResponse::new(headers);
         response.set_status_code(201).expect("status");
         let out = response.body().expect("body");

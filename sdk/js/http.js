@@ -10,7 +10,7 @@ export function serve(handler) {
         try {
           return await handler(event.request);
         } catch (e) {
-          error(`${e && e.name ? e.name : "Error"}: ${e && e.message ? e.message : e}`);
+          error(`${e?.name ?? "Error"}: ${e?.message ?? e}`);
           return new Response("the extension failed", { status: 500 });
         }
       })(),

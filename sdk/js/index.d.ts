@@ -56,10 +56,16 @@ declare module "./extensions.js" {
   /** A step's export; what `run` throws declines the step with its message. */
   export function step(run: (recipient: WitField[], context: string | undefined) => void): { run: typeof run };
   /** A condition's export. */
-  export function condition(evaluate: (recipient: WitField[], context: string | undefined) => boolean): { evaluate: typeof evaluate };
+  export function condition(evaluate: (recipient: WitField[], context: string | undefined) => boolean): {
+    evaluate: typeof evaluate;
+  };
   /** An authheader's export. */
   export function authheader(
-    headers: (host: string, method: string, pathWithQuery: string) => { headers: { name: string; value: string }[]; maxAgeSeconds?: number },
+    headers: (
+      host: string,
+      method: string,
+      pathWithQuery: string,
+    ) => { headers: { name: string; value: string }[]; maxAgeSeconds?: number },
   ): { headers: typeof headers };
 }
 

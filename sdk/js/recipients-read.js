@@ -1,6 +1,6 @@
 // Reading the instance's recipients (herald:platform/recipients-read; an open extension's world
 // does not offer it). A recipient is named by a unique field and its value.
-import { get as witGet, find as witFind, records as witRecords } from "herald:platform/recipients-read@0.1.0";
+import { find as witFind, get as witGet, records as witRecords } from "herald:platform/recipients-read@0.1.0";
 import { call, record, toValue } from "./values.js";
 
 /** The recipient whose `keyField` is `key`, or null. */

@@ -1,7 +1,12 @@
 // Writing the instance's recipients (herald:platform/recipients-write).
 import {
-  create as witCreate, update as witUpdate, upsert as witUpsert, delete as witDelete,
-  upsertRecords as witUpsertRecords, deleteRecords as witDeleteRecords, achieveEvent as witAchieveEvent,
+  achieveEvent as witAchieveEvent,
+  create as witCreate,
+  delete as witDelete,
+  deleteRecords as witDeleteRecords,
+  update as witUpdate,
+  upsert as witUpsert,
+  upsertRecords as witUpsertRecords,
 } from "herald:platform/recipients-write@0.1.0";
 import { call, fields, record, toValue } from "./values.js";
 

@@ -1,7 +1,7 @@
 // Checking that a call comes from the system that says it sent it (herald:platform/signatures;
 // http extensions only): Herald computes an HMAC-SHA256 keyed by one of the instance's secrets,
 // which the extension names and never reads. At most 8 checks a call.
-import { verifyStandardWebhook as witStandard, verifyHmacSha256 as witHmac } from "herald:platform/signatures@0.1.0";
+import { verifyHmacSha256 as witHmac, verifyStandardWebhook as witStandard } from "herald:platform/signatures@0.1.0";
 import { call } from "./values.js";
 
 function bytes(data) {
@@ -22,7 +22,15 @@ function header(headers, name) {
  * request's Headers (or an object), `body` the bytes read from it (`await request.arrayBuffer()`).
  */
 export function verifyStandardWebhook(secret, headers, body, toleranceSeconds = 300) {
-  return call(witStandard, secret, header(headers, "webhook-id"), header(headers, "webhook-timestamp"), header(headers, "webhook-signature"), bytes(body), toleranceSeconds);
+  return call(
+    witStandard,
+    secret,
+    header(headers, "webhook-id"),
+    header(headers, "webhook-timestamp"),
+    header(headers, "webhook-signature"),
+    bytes(body),
+    toleranceSeconds,
+  );
 }
 
 /** Whether `signature` (hex or base64, `sha256=` skipped) is the HMAC-SHA256 of `message` keyed by secret `secret`. */

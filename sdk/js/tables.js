@@ -1,5 +1,5 @@
 // The instance's Global Data Tables (herald:platform/tables).
-import { get as witGet, find as witFind, upsert as witUpsert, delete as witDelete } from "herald:platform/tables@0.1.0";
+import { delete as witDelete, find as witFind, get as witGet, upsert as witUpsert } from "herald:platform/tables@0.1.0";
 import { call, fields, record, toValue } from "./values.js";
 
 export function get(table, id) {

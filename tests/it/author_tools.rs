@@ -110,6 +110,18 @@ async fn new_projects_in_every_language_build_and_pass_their_own_test() {
                 .unwrap();
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(out.status.success(), "{name}: ./test.sh failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+            if lang == "rust" {
+                // The templates are under the gates of the host's own code: clippy, every warning
+                // an error (scripts/lint.sh has their rustfmt).
+                let clippy = tokio::process::Command::new("cargo")
+                    .args(["clippy", "--release", "--target", "wasm32-wasip2", "--quiet", "--", "-D", "warnings"])
+                    .current_dir(&dir)
+                    .env("CARGO_TARGET_DIR", &rust_target)
+                    .output()
+                    .await
+                    .unwrap();
+                assert!(clippy.status.success(), "{name}: clippy:\n{}", String::from_utf8_lossy(&clippy.stderr));
+            }
             let ran: Value = serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
             assert_eq!(ran["outcome"], "ok", "{name}: {ran}");
             // What each example does, seen in its answer and its list of changes.

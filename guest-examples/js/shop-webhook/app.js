@@ -6,11 +6,11 @@
 // ever reading the secret, and a call not signed with it is answered 401. The payload:
 //   {"customer": {"email", "first_name", "city"},
 //    "order": {"id", "paid_at", "lines": [{"sku", "title", "price"}]}}
-import { serve, json } from "../../../sdk/js/http.js";
-import { upsert, upsertRecords } from "../../../sdk/js/recipients-write.js";
-import { HeraldError } from "../../../sdk/js/values.js";
+import { json, serve } from "../../../sdk/js/http.js";
 import { info } from "../../../sdk/js/log.js";
+import { upsert, upsertRecords } from "../../../sdk/js/recipients-write.js";
 import { verifyStandardWebhook } from "../../../sdk/js/signatures.js";
+import { HeraldError } from "../../../sdk/js/values.js";
 
 serve(async (request) => {
   if (request.method !== "POST") return new Response("POST an order", { status: 405 });
@@ -20,7 +20,8 @@ serve(async (request) => {
       return json(401, { error: "the call is not signed with the shop's secret" });
     }
   } catch (e) {
-    if (e instanceof HeraldError && e.kind === "not-found") return json(503, { error: "set the secret SHOP_SIGNING_SECRET first" });
+    if (e instanceof HeraldError && e.kind === "not-found")
+      return json(503, { error: "set the secret SHOP_SIGNING_SECRET first" });
     throw e;
   }
   let customer, order;
@@ -35,7 +36,10 @@ serve(async (request) => {
   try {
     const stored = upsert(person);
     const lines = (order.lines ?? []).map((line, n) => ({
-      ID: `${order.id}/${n + 1}`, PRODUCT: line.title, AMOUNT: line.price, PURCHASED_AT: order.paid_at,
+      ID: `${order.id}/${n + 1}`,
+      PRODUCT: line.title,
+      AMOUNT: line.price,
+      PURCHASED_AT: order.paid_at,
     }));
     const written = upsertRecords("EMAIL", customer.email, "PURCHASES", lines);
     info(`order ${order.id}: ${written} lines for recipient ${stored.USER_ID}`);

@@ -1,9 +1,10 @@
 // A step (world herald:platform/step-extension): sets the recipient's COUNTRY from the triggering
 // call's contextual data ({"country": "FR"}), or to "FR".
-import { context, record } from "../../../sdk/js/values.js";
-import { update } from "../../../sdk/js/recipients-write.js";
-import { info } from "../../../sdk/js/log.js";
+
 import { step as heraldStep } from "../../../sdk/js/extensions.js";
+import { info } from "../../../sdk/js/log.js";
+import { update } from "../../../sdk/js/recipients-write.js";
+import { context, record } from "../../../sdk/js/values.js";
 
 // What it throws (a HeraldError when the recipient cannot be updated) declines the step with the
 // error's message.

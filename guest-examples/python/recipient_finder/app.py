@@ -12,7 +12,11 @@ def find(request: herald.Request) -> herald.Response:
     escaped = city.replace("\\", "\\\\").replace('"', '\\"')
     found = herald.recipients.find(f'CITY=="{escaped}"', 100)
     answer = [
-        {"id": r["USER_ID"], "email": r.get("EMAIL"), "purchases": len(herald.recipients.records("USER_ID", r["USER_ID"], "PURCHASES"))}
+        {
+            "id": r["USER_ID"],
+            "email": r.get("EMAIL"),
+            "purchases": len(herald.recipients.records("USER_ID", r["USER_ID"], "PURCHASES")),
+        }
         for r in found
     ]
     return herald.Response.json(200, answer)

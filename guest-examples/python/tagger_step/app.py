@@ -13,5 +13,5 @@ class Step(exports.Step):
         try:
             herald.recipients.update("USER_ID", person["USER_ID"], {"COUNTRY": country})
         except herald.HeraldError as e:
-            raise Err(str(e))
+            raise Err(str(e)) from e
         herald.log.info(f"recipient {person['USER_ID']}: COUNTRY={country}")

@@ -33,11 +33,22 @@ from urllib.parse import parse_qs
 from componentize_py_types import Err, Ok
 
 __all__ = [
-    "HeraldError", "Request", "Response", "serve", "record", "context", "current_context",
-    "recipients", "tables", "global_data", "secrets", "signatures", "log",
+    "HeraldError",
+    "Request",
+    "Response",
+    "context",
+    "current_context",
+    "global_data",
+    "log",
+    "recipients",
+    "record",
+    "secrets",
+    "serve",
+    "signatures",
+    "tables",
 ]
 
-# The largest whole number the platform keeps exactly (±(2^53 − 1)).
+# The largest whole number the platform keeps exactly (±(2^53 - 1)).
 _MAX_EXACT = 9_007_199_254_740_991
 
 
@@ -263,9 +274,13 @@ class signatures:
         `tolerance_seconds` of now."""
         s = _need(_signatures, "signatures")
         return _call(
-            s.verify_standard_webhook, secret, request.header("webhook-id") or "",
-            request.header("webhook-timestamp") or "", request.header("webhook-signature") or "",
-            request.body, tolerance_seconds,
+            s.verify_standard_webhook,
+            secret,
+            request.header("webhook-id") or "",
+            request.header("webhook-timestamp") or "",
+            request.header("webhook-signature") or "",
+            request.body,
+            tolerance_seconds,
         )
 
     @staticmethod
@@ -369,7 +384,7 @@ def serve(handler, incoming, response_out):
     request = _read(incoming)
     try:
         response = handler(request)
-    except Exception as e:  # the author's bug: answered, and said in the log
+    except Exception as e:  # noqa: BLE001 (any exception is the author's bug: answered 500, and said in the log)
         log.error(f"{type(e).__name__}: {e}")
         response = Response.text(500, "the extension failed")
     headers = [(name, str(value).encode("utf-8")) for name, value in response.headers.items()]
@@ -379,5 +394,5 @@ def serve(handler, incoming, response_out):
     h.ResponseOutparam.set(response_out, Ok(outgoing))
     with body.write() as stream:
         for start in range(0, len(response.body), 4096):
-            stream.blocking_write_and_flush(response.body[start:start + 4096])
+            stream.blocking_write_and_flush(response.body[start : start + 4096])
     h.OutgoingBody.finish(body, None)

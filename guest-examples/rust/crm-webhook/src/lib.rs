@@ -42,13 +42,17 @@ fn handle(payload: &serde_json::Value) -> Result<serde_json::Value, String> {
                         Field { name: "ID".into(), value: text(&p["id"]) },
                         Field { name: "PRODUCT".into(), value: text(&p["product"]) },
                         // Passed on as given: the instance's data model decides what fits.
-                        Field { name: "AMOUNT".into(), value: p["amount"].as_f64().map(Value::Number).unwrap_or_else(|| text(&p["amount"])) },
+                        Field {
+                            name: "AMOUNT".into(),
+                            value: p["amount"].as_f64().map(Value::Number).unwrap_or_else(|| text(&p["amount"])),
+                        },
                     ]
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let count = recipients_write::upsert_records("EMAIL", &Value::Text(email.into()), "PURCHASES", &records).map_err(|e| format!("{e:?}"))?;
+    let count =
+        recipients_write::upsert_records("EMAIL", &Value::Text(email.into()), "PURCHASES", &records).map_err(|e| format!("{e:?}"))?;
     log::log(log::Level::Info, &format!("upserted {email} with {count} purchases"));
     Ok(serde_json::json!({ "userId": user_id, "purchases": count }))
 }

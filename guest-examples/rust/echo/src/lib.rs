@@ -35,12 +35,7 @@ impl wasip2::exports::http::incoming_handler::Guest for Echo {
             _ => "OTHER".to_string(),
         };
         let path = request.path_with_query().unwrap_or_default();
-        let echo_header = request
-            .headers()
-            .get("x-echo")
-            .first()
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .unwrap_or_default();
+        let echo_header = request.headers().get("x-echo").first().map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
         let mut body = Vec::new();
         if let Ok(incoming) = request.consume() {
             if let Ok(mut stream) = incoming.stream() {
@@ -54,11 +49,9 @@ impl wasip2::exports::http::incoming_handler::Guest for Echo {
             json_string(&echo_header),
             json_string(&String::from_utf8_lossy(&body))
         );
-        let headers = Fields::from_list(&[
-            ("content-type".to_string(), b"application/json".to_vec()),
-            ("x-made-by".to_string(), b"echo".to_vec()),
-        ])
-        .expect("valid headers");
+        let headers =
+            Fields::from_list(&[("content-type".to_string(), b"application/json".to_vec()), ("x-made-by".to_string(), b"echo".to_vec())])
+                .expect("valid headers");
         let response = OutgoingResponse::new(headers);
         response.set_status_code(200).expect("valid status");
         let out = response.body().expect("body");

@@ -38,4 +38,3 @@ fn rfc3339(secs: u64) -> String {
 }
 
 herald_sdk::condition_extension!(RecentBuyer);
-

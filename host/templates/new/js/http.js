@@ -1,6 +1,6 @@
 // {{name}}: a secure http extension (called with the instance's credentials). GET /?email=...
 // answers the recipient with that EMAIL as JSON, 404 when there is none.
-import { serve, json } from "./herald/sdk/http.js";
+import { json, serve } from "./herald/sdk/http.js";
 import { get } from "./herald/sdk/recipients-read.js";
 
 serve((request) => {

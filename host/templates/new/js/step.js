@@ -1,9 +1,10 @@
 // {{name}}: a step of a flow. It sets the recipient's COUNTRY from the triggering call's
 // contextual data ({"country": "FR"}), or to "FR".
-import { context, record } from "./herald/sdk/values.js";
-import { update } from "./herald/sdk/recipients-write.js";
-import { info } from "./herald/sdk/log.js";
+
 import { step as heraldStep } from "./herald/sdk/extensions.js";
+import { info } from "./herald/sdk/log.js";
+import { update } from "./herald/sdk/recipients-write.js";
+import { context, record } from "./herald/sdk/values.js";
 
 // What it throws (a HeraldError when the recipient cannot be updated) declines the step with the
 // error's message.

@@ -18,7 +18,7 @@ use crate::flows::FlowEngine;
 use crate::http::{api_router, extensions_router, ApiContext, ApiServices};
 use crate::limits::CallsInFlightScope;
 use crate::limits::{ConcurrencyLimiter, DailyCounters, Limits, RateSettings, CONCURRENT_CALLS_PER_INSTANCE};
-use crate::queue::{FlowJobs, Queue, QueueSettings, Workers};
+use crate::queue::{JobKinds, Queue, QueueSettings, Workers};
 use crate::runtime::{Runtime, RuntimeSettings};
 use crate::store::node_pool::PoolSettings;
 use crate::store::{Backend, ControlDb};
@@ -96,11 +96,12 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let daily = Arc::new(DailyCounters::new(control.clone()));
     let runtime = Runtime::new(&config.data_dir, config.runtime.clone(), config.clock.clone())?;
     let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
-    // The queue runs flow runs, and flows start runs through the queue: wired once both exist.
-    let flow_jobs: FlowJobs = Arc::default();
+    // The kinds of queued work: the queue runs flow runs and monitor runs, and they enqueue
+    // through the queue, so they register once it exists.
+    let job_kinds = JobKinds::default();
     // The API's calls in flight, counted by its listeners, which queued work gives way to.
     let api_calls = Arc::new(InFlight::new(config.queue.give_way_at));
-    let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), flows: flow_jobs.clone(), api_calls: api_calls.clone() };
+    let workers = Workers { tenants: tenants.clone(), runtime: runtime.clone(), kinds: job_kinds.clone(), api_calls: api_calls.clone() };
     let (queue, queue_tasks) = Queue::start(control.clone(), config.clock.clone(), config.queue.clone(), workers).await?;
     // On PostgreSQL the limit of calls in flight is each instance's across every node.
     let mut concurrency = ConcurrencyLimiter::new(CONCURRENT_CALLS_PER_INSTANCE);
@@ -116,7 +117,10 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         clock: config.clock.clone(),
         control: control.clone(),
     });
-    let _ = flow_jobs.set(flows.clone());
+    job_kinds.register(crate::flows::JOB_KIND, flows.clone());
+    let monitor_runs =
+        crate::monitors::MonitorRuns { tenants: tenants.clone(), runtime: runtime.clone(), execution_limit: config.queue.execution_limit };
+    job_kinds.register(crate::monitors::JOB_KIND, Arc::new(monitor_runs));
     runtime.wire_triggers(flows.clone());
     let schedule_every = (config.queue.poll_interval * 5).clamp(Duration::from_millis(100), Duration::from_secs(10));
     let scheduler = crate::flows::schedule::spawn(flows.clone(), schedule_every);

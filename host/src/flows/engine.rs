@@ -86,7 +86,7 @@ impl FlowJob {
     }
 
     pub fn to_payload(&self) -> JobPayload {
-        JobPayload::Flow(self.to_json())
+        JobPayload::work(super::JOB_KIND, self.to_json())
     }
 }
 

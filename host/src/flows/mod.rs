@@ -19,6 +19,10 @@ mod sweep;
 
 pub use engine::FlowEngine;
 
+/// The name of the queue's jobs that run flows (a run's next stretch, a sweep's batch), as the
+/// store keeps it.
+pub const JOB_KIND: &str = "flow";
+
 use crate::assets::{MediaArea, RelPath};
 use crate::model::event_graph::event_cycle;
 use crate::model::flow::{each_node, problems, Flow, NodeKind};

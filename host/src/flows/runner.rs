@@ -19,7 +19,7 @@ use super::engine::{FlowEngine, FlowJob, RunJob};
 use super::nodes::Outcome;
 use crate::domain::triggers::Lineage;
 use crate::model::flow::{Flow, Node, NodeKind};
-use crate::queue::{FlowJobRunner, Queue};
+use crate::queue::{JobKind, Queue};
 use crate::store::jobs::{ClaimedJob, JobOutcome, JobPayload, Later, NewJob};
 use crate::store::tenant::{FlowRun, Recipient, RunProgress, RunState};
 use crate::tenants::{Activation, Tenant};
@@ -30,7 +30,7 @@ const MAX_TRACE: usize = 200;
 /// How long a run whose store failed waits before it tries again.
 const RETRY_AFTER: Duration = Duration::from_secs(30);
 
-impl FlowJobRunner for FlowEngine {
+impl JobKind for FlowEngine {
     fn run<'a>(&'a self, job: &'a ClaimedJob, payload: &'a str) -> BoxFuture<'a, JobOutcome> {
         Box::pin(self.run_job(job, payload))
     }
@@ -207,7 +207,7 @@ pub(super) fn flow_job(customer_id: &str, flow: &str, payload: String) -> NewJob
         customer_id: customer_id.to_string(),
         extension: flow.to_string(),
         accepted_at: 0,
-        payload: JobPayload::Flow(payload),
+        payload: JobPayload::work(super::JOB_KIND, payload),
     }
 }
 

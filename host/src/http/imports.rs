@@ -182,7 +182,7 @@ async fn take(ctx: &ApiContext, tenant: &Tenant, plan: &ImportPlan, headers: &He
         Refused::Broken(message) => ApiError::bad(format!("the body could not be read to its end: {message}")),
         Refused::Store(e) => e.into(),
     })?;
-    let payload = JobPayload::Import(crate::imports::job_payload(&new.id));
+    let payload = JobPayload::work(crate::imports::JOB_KIND, crate::imports::job_payload(&new.id));
     if !matches!(ctx.queue.enqueue(tenant.customer_id(), "import", payload).await, Enqueued::Stored(_)) {
         let message = "the import could not be queued";
         tenant.db.finish_import(&new.id, ImportState::Failed, Some(message), crate::store::now_millis()).await?;

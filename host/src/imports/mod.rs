@@ -192,6 +192,9 @@ pub struct ImportWork<'a> {
     pub budget: Duration,
 }
 
+/// The name of the queue's jobs that run imports (`queue::import_stretch`), as the store keeps it.
+pub const JOB_KIND: &str = "import";
+
 /// The job's payload for import `id`.
 pub fn job_payload(id: &str) -> String {
     serde_json::json!({ "import": id }).to_string()

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Limited};
 
-use crate::clock::Clock;
+use super::kinds::JobKinds;
 use crate::runtime::{Call, CallFailure, Runtime};
-use crate::store::jobs::{CapturedRequest, ClaimedJob, JobOutcome, JobPayload, Later, NewJob, StoredResponse};
+use crate::store::jobs::{CapturedRequest, ClaimedJob, JobOutcome, JobPayload, StoredResponse};
 use crate::tenants::{Activation, Tenants};
 
 /// The largest response an asynchronous execution may leave (as large as a request may be).
@@ -19,10 +19,9 @@ pub(super) struct Executor {
     pub tenants: Arc<Tenants>,
     pub runtime: Arc<Runtime>,
     pub execution_limit: Duration,
-    pub flows: super::FlowJobs,
+    /// The other kinds of work (flow runs, monitor runs, import stretches).
+    pub kinds: JobKinds,
     pub api_calls: Arc<crate::connections::InFlight>,
-    /// The server's clock, which continuations are due by.
-    pub clock: Arc<dyn Clock>,
 }
 
 impl Executor {
@@ -30,39 +29,10 @@ impl Executor {
         self.api_calls.give_way(super::GIVE_WAY_AT_MOST).await;
         match &job.payload {
             JobPayload::Http(_) => self.execute_http(job).await,
-            JobPayload::Flow(payload) => match self.flows.get() {
-                Some(runner) => runner.run(job, payload).await,
-                // Started before the flows were wired (never, in a server): queued again later.
-                None => JobOutcome::Failed("flow runs are not available on this node".into()),
+            JobPayload::Work { kind, json } => match self.kinds.get(kind) {
+                Some(runner) => runner.run(job, json).await,
+                None => JobOutcome::Failed(format!("a job of kind '{kind}', which this node does not run")),
             },
-            JobPayload::Monitor(_) => super::monitor_run::execute(&self.tenants, &self.runtime, self.execution_limit, job).await,
-            JobPayload::Import(payload) => self.execute_import(job, payload).await,
-            JobPayload::Unsupported(kind) => {
-                JobOutcome::Failed(format!("a job of kind '{kind}', which this version of Herald does not run"))
-            }
-        }
-    }
-
-    /// A stretch of an import; what is left goes on in a job of its own (`crate::imports`).
-    async fn execute_import(&self, job: &ClaimedJob, payload: &str) -> JobOutcome {
-        let work = crate::imports::ImportWork {
-            triggers: self.runtime.triggers(),
-            api_calls: &self.api_calls,
-            // Well within the execution limit, which would end the stretch as failed.
-            budget: self.execution_limit / 3,
-        };
-        match crate::imports::run_stretch(&work, &self.tenants, &job.customer_id, payload).await {
-            crate::imports::Stretch::Over => JobOutcome::Ended,
-            crate::imports::Stretch::Again(after) => {
-                let job = NewJob {
-                    id: super::new_queue_id(),
-                    customer_id: job.customer_id.clone(),
-                    extension: job.extension.clone(),
-                    accepted_at: 0,
-                    payload: JobPayload::Import(payload.to_string()),
-                };
-                JobOutcome::Continue(vec![Later { job, due_at: self.clock.now_millis() + after.as_millis() as i64 }])
-            }
         }
     }
 

@@ -11,12 +11,15 @@
 //! - Bounded: each execution ends at its execution limit (or the extension's own shorter
 //!   timeout); results are kept for the retention, then removed.
 //! - One process owns a SQLite queue; several nodes can share a PostgreSQL one.
+//! - Other work rides the same queue as kinds of their own (`kinds`): flow runs, monitor runs,
+//!   import stretches.
 
 mod backlog;
 mod dispatch;
 mod execute;
+mod import_stretch;
+mod kinds;
 mod liveness;
-pub mod monitor_run;
 mod promote;
 mod threads;
 mod writer;
@@ -31,7 +34,9 @@ use tokio::task::JoinHandle;
 use crate::clock::Clock;
 use crate::connections::InFlight;
 use crate::runtime::Runtime;
-use crate::store::jobs::{ClaimedJob, Door, JobOutcome, JobPayload, JobState, NewJob, StoredResponse};
+pub use kinds::{JobKind, JobKinds};
+
+use crate::store::jobs::{Door, JobPayload, JobState, NewJob, StoredResponse};
 use crate::store::{ControlDb, StoreResult};
 use crate::tenants::Tenants;
 
@@ -141,20 +146,12 @@ use writer::Write;
 pub struct Workers {
     pub tenants: Arc<Tenants>,
     pub runtime: Arc<Runtime>,
-    /// Runs the jobs of flow runs; set once the flows (which enqueue through this queue) exist.
-    pub flows: FlowJobs,
+    /// The kinds of work besides asynchronous calls; the modules above the queue register theirs
+    /// once it exists (the flows enqueue through it). The queue registers its own (imports).
+    pub kinds: JobKinds,
     /// The API's calls in flight, which queued work gives way to (`QueueSettings::give_way_at`).
     pub api_calls: Arc<InFlight>,
 }
-
-/// What runs a flow run's job (`crate::flows`, which needs the queue itself to start runs: the
-/// two are wired after both exist).
-pub trait FlowJobRunner: Send + Sync {
-    /// Runs the stretch of the run that `payload` names, until it waits or ends.
-    fn run<'a>(&'a self, job: &'a ClaimedJob, payload: &'a str) -> futures_util::future::BoxFuture<'a, JobOutcome>;
-}
-
-pub type FlowJobs = Arc<std::sync::OnceLock<Arc<dyn FlowJobRunner>>>;
 
 impl Queue {
     /// Recovers what a previous process left running, then starts the writer, the dispatcher and
@@ -181,13 +178,20 @@ impl Queue {
         let wake = Arc::new(Notify::new());
         let (writes, receiver) = mpsc::channel(4096);
         let mut tasks = vec![writer::spawn(control.clone(), node.clone(), receiver, wake.clone())];
+        let imports = import_stretch::ImportStretches {
+            tenants: workers.tenants.clone(),
+            runtime: workers.runtime.clone(),
+            api_calls: workers.api_calls.clone(),
+            execution_limit: settings.execution_limit,
+            clock: clock.clone(),
+        };
+        workers.kinds.register(crate::imports::JOB_KIND, Arc::new(imports));
         let executor = execute::Executor {
             tenants: workers.tenants,
             runtime: workers.runtime,
             execution_limit: settings.execution_limit,
-            flows: workers.flows,
+            kinds: workers.kinds,
             api_calls: workers.api_calls.clone(),
-            clock: clock.clone(),
         };
         let threads = threads::background_runtime(settings.threads, settings.nice, settings.own_cores)?;
         let dispatcher_wake = wake.clone();

@@ -18,49 +18,46 @@ pub struct NewJob {
     pub payload: JobPayload,
 }
 
-/// What a job asks its extension to do. Each kind is stored in a form of its own (`kind`
-/// column): an HTTP request in the request columns, other kinds as JSON in `payload`.
+/// What a job asks for. The store keeps a kind's name and its bytes and knows no kind but the
+/// asynchronous http call, whose request it keeps in columns of its own; the queue learns the
+/// others from the modules that register them (`queue::kinds`). The store's policies name two
+/// kinds by their stored names: an interrupted `import` goes back however often (it resumes where
+/// it was), and `flow` jobs carry contextual data that their instance's removal forgets.
 #[derive(Debug, Clone)]
 pub enum JobPayload {
     /// A call of an asynchronous http extension, as the extension will receive it.
     Http(CapturedRequest),
-    /// A flow run's next stretch: JSON that `crate::flows` writes and reads.
-    Flow(String),
-    /// A scheduled run of a monitor (the job's extension): JSON that `crate::monitors` writes
-    /// and reads.
-    Monitor(String),
-    /// A stretch of a bulk import: JSON that `crate::imports` writes and reads.
-    Import(String),
-    /// A kind this version of Herald does not know (written by a newer node sharing the
-    /// database): claimed like any other, and failed with that reason.
-    Unsupported(String),
+    /// Work of another kind (`flow`, `monitor`, `import`...): JSON that the kind writes and
+    /// reads.
+    Work { kind: String, json: String },
 }
 
 impl JobPayload {
+    /// Work of `kind`, described by `json`.
+    pub fn work(kind: &str, json: String) -> JobPayload {
+        JobPayload::Work { kind: kind.to_string(), json }
+    }
+
     pub(super) fn kind(&self) -> &str {
         match self {
             JobPayload::Http(_) => "http",
-            JobPayload::Flow(_) => "flow",
-            JobPayload::Monitor(_) => "monitor",
-            JobPayload::Import(_) => "import",
-            JobPayload::Unsupported(kind) => kind,
+            JobPayload::Work { kind, .. } => kind,
         }
     }
 
     /// What a kind other than http keeps in the `payload` column.
     pub(super) fn json(&self) -> Option<&str> {
         match self {
-            JobPayload::Flow(json) | JobPayload::Monitor(json) | JobPayload::Import(json) => Some(json),
-            JobPayload::Http(_) | JobPayload::Unsupported(_) => None,
+            JobPayload::Work { json, .. } => Some(json),
+            JobPayload::Http(_) => None,
         }
     }
 
-    /// The bytes of the request body it stores (for the backlog's bound).
+    /// The bytes it stores (for the backlog's bound).
     pub fn body_len(&self) -> usize {
         match self {
             JobPayload::Http(request) => request.body.len(),
-            JobPayload::Flow(json) | JobPayload::Monitor(json) | JobPayload::Import(json) => json.len(),
-            JobPayload::Unsupported(_) => 0,
+            JobPayload::Work { json, .. } => json.len(),
         }
     }
 }
@@ -176,7 +173,7 @@ impl ControlDb {
             // The request columns hold an http job's request (and are empty for other kinds).
             let (request, door) = match &job.payload {
                 JobPayload::Http(request) => (request, Some(request.door.as_str())),
-                JobPayload::Flow(_) | JobPayload::Monitor(_) | JobPayload::Import(_) | JobPayload::Unsupported(_) => (&no_request, None),
+                JobPayload::Work { .. } => (&no_request, None),
             };
             let payload = job.payload.json();
             sqlx::query(&sql)
@@ -390,10 +387,7 @@ fn decode_claimed(r: &AnyRow) -> StoreResult<ClaimedJob> {
             body: r.get(6),
             door: Door::parse(r.get::<Option<&str>, _>(9)).unwrap_or_default(),
         }),
-        "flow" => JobPayload::Flow(r.get::<Option<String>, _>(8).unwrap_or_default()),
-        "monitor" => JobPayload::Monitor(r.get::<Option<String>, _>(8).unwrap_or_default()),
-        "import" => JobPayload::Import(r.get::<Option<String>, _>(8).unwrap_or_default()),
-        other => JobPayload::Unsupported(other.to_string()),
+        other => JobPayload::Work { kind: other.to_string(), json: r.get::<Option<String>, _>(8).unwrap_or_default() },
     };
     Ok(ClaimedJob { id: r.get(0), customer_id: r.get(1), extension: r.get(2), payload })
 }
@@ -465,7 +459,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(&claimed[1].payload, JobPayload::Unsupported(kind) if kind == "flow-step"));
+        assert!(matches!(&claimed[1].payload, JobPayload::Work { kind, .. } if kind == "flow-step"));
         assert_eq!(control.job(&"1".repeat(32)).await.unwrap().unwrap().door, Some(Door::Open));
     }
 
@@ -475,7 +469,7 @@ mod tests {
         let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
         let job =
             |id: &str, payload| NewJob { id: id.repeat(32), customer_id: "demo".into(), extension: String::new(), accepted_at: 1, payload };
-        let jobs = [job("1", JobPayload::Import(r#"{"import": "i"}"#.into())), job("2", JobPayload::Flow("{}".into()))];
+        let jobs = [job("1", JobPayload::work("import", r#"{"import": "i"}"#.into())), job("2", JobPayload::work("flow", "{}".into()))];
         control.insert_jobs(&jobs).await.unwrap();
         // Each round: claimed by a node that then stops, recovered by the next start.
         let mut rounds = Vec::new();

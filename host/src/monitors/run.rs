@@ -1,5 +1,5 @@
-//! One scheduled run of a monitor (queued by `crate::monitors`, so monitors share the queue's
-//! fair worker pool with the instances' other work): the monitor called through the runtime's
+//! One scheduled run of a monitor, a kind of the queue's work (queued by the scheduler, so
+//! monitors share the queue's fair worker pool with the instances' other work): the monitor called through the runtime's
 //! call path, its report (or failure) kept with its time, and a change of status logged and, when
 //! the monitor declares an `alert`, told as an event achieved for a recipient, which starts the
 //! flows that event triggers.
@@ -7,7 +7,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::future::BoxFuture;
+
 use crate::domain::triggers::Happening;
+use crate::queue::JobKind;
 use crate::runtime::config::Alert;
 use crate::runtime::{Call, CallFailure, ExtensionKind, Runtime};
 use crate::store::jobs::{ClaimedJob, JobOutcome};
@@ -15,13 +18,27 @@ use crate::store::tenant::MonitorRun;
 use crate::tenants::{Activation, Tenant, Tenants};
 
 /// A status as it is stored and shown.
-pub const HEALTHY: &str = "healthy";
-pub const UNHEALTHY: &str = "unhealthy";
-pub const FAILED: &str = "failed";
+const HEALTHY: &str = "healthy";
+const UNHEALTHY: &str = "unhealthy";
+const FAILED: &str = "failed";
 /// The longest message kept.
 const MAX_MESSAGE: usize = 2048;
 
-pub(super) async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, limit: Duration, job: &ClaimedJob) -> JobOutcome {
+/// The queue's runner of monitor jobs: the monitor of the job's extension, called within the
+/// queue's execution limit.
+pub struct MonitorRuns {
+    pub tenants: Arc<Tenants>,
+    pub runtime: Arc<Runtime>,
+    pub execution_limit: Duration,
+}
+
+impl JobKind for MonitorRuns {
+    fn run<'a>(&'a self, job: &'a ClaimedJob, _payload: &'a str) -> BoxFuture<'a, JobOutcome> {
+        Box::pin(execute(&self.tenants, &self.runtime, self.execution_limit, job))
+    }
+}
+
+async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, limit: Duration, job: &ClaimedJob) -> JobOutcome {
     let tenant = match tenants.activate(&job.customer_id).await {
         Ok(tenant) => tenant,
         Err(Activation::Missing) => return JobOutcome::Failed("the instance no longer exists".into()),

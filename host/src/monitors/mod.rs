@@ -1,11 +1,13 @@
 //! The scheduler of monitor extensions. Every node looks now and then at the instances with a
 //! monitor due (`monitor_schedules` in the control plane) and at those whose extensions changed
 //! (an upload through this node, `Tenants::touch`, registers a new monitor's schedule); when one is due, the node that moves its next time on (`ControlDb::claim_monitor_run`, a
-//! compare-and-set) queues its run (`queue::monitor_run`), which the queue's fair worker pool
+//! compare-and-set) queues its run (`run.rs`, a kind of the queue's work), which the queue's fair worker pool
 //! executes like any instance's work, so one instance's monitors cannot delay another's or the
 //! API. A run's next time comes after its deadline, so runs of one monitor never overlap. A new
 //! monitor, or a new version of one, first runs at its next time after now; runs missed while no
 //! node ran are not made up.
+
+mod run;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +21,11 @@ use crate::store::jobs::JobPayload;
 use crate::store::monitor_schedules::MonitorSchedule;
 use crate::store::ControlDb;
 use crate::tenants::{Tenant, Tenants};
+
+pub use run::MonitorRuns;
+
+/// The name of the queue's jobs that run monitors, as the store keeps it.
+pub const JOB_KIND: &str = "monitor";
 
 pub struct MonitorScheduler {
     pub tenants: Arc<Tenants>,
@@ -80,7 +87,7 @@ impl MonitorScheduler {
                     let deadline = self.runtime.deadline(&config).as_millis() as i64;
                     let Some(next) = schedule.next_in_step(s.next_at, now + deadline) else { continue };
                     if self.control.claim_monitor_run(customer, id, s.next_at, next).await? {
-                        let payload = JobPayload::Monitor(serde_json::json!({"due": s.next_at}).to_string());
+                        let payload = JobPayload::work(JOB_KIND, serde_json::json!({"due": s.next_at}).to_string());
                         match self.queue.enqueue(customer, id, payload).await {
                             Enqueued::Stored(_) => tracing::debug!(instance = customer, monitor = id, "a monitor's run is queued"),
                             _ => tracing::warn!(instance = customer, monitor = id, "a monitor's run could not be queued; it is skipped"),

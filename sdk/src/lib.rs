@@ -41,6 +41,7 @@
 //! ```
 #![deny(missing_docs)]
 
+#[doc(hidden)]
 pub mod bindings;
 pub mod client;
 pub mod config;

@@ -12,3 +12,8 @@ pub async fn set(tenant: &Tenant, name: &str, text: &str) -> DomainResult<Global
     let stored = (!value.is_null()).then(|| value.to_text(&tenant.model.formats));
     Ok(tenant.db.set_global_value(name, stored.as_deref()).await?)
 }
+
+/// Item `name`'s stored value (none: never set).
+pub async fn get(tenant: &Tenant, name: &str) -> DomainResult<Option<GlobalValue>> {
+    Ok(tenant.db.global_value(name).await?)
+}

@@ -1,6 +1,8 @@
-//! The data model's rules, in one place: the REST handlers (`http/`), the extensions' host
-//! functions (`runtime/host/`) and flows' built-in nodes (`flows/nodes.rs`) call these, so a rule
-//! cannot hold in one door and not in another. Each function takes the instance (its model and
+//! The data model's rules, in one place, and the one way in to an instance's data: the REST
+//! handlers (`http/`), the extensions' host functions (`runtime/host/`) and the flows call these
+//! to read and write it (the layering test holds them to it; the bulk machinery of exports,
+//! paging documents and streamed searches excepted), so a rule cannot hold in one door and not
+//! in another. Each function takes the instance (its model and
 //! its store) and plain values; the callers turn the answer into their own errors
 //! (`From<DomainError>` for the API's, a match for the guest's).
 //!

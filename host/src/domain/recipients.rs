@@ -4,7 +4,7 @@ use chrono::NaiveDateTime;
 
 use super::{DomainError, DomainResult};
 use crate::model::Value;
-use crate::store::tenant::{Communication, Recipient};
+use crate::store::tenant::{Communication, EventRecord, Recipient};
 use crate::tenants::Tenant;
 
 /// (Person Data field index, value) pairs.
@@ -102,4 +102,35 @@ pub async fn delete(tenant: &Tenant, key: i64) -> DomainResult<bool> {
 /// Adds `entry` to recipient `key`'s communication history (what a flow's `send` wrote).
 pub async fn record_communication(tenant: &Tenant, key: i64, entry: &Communication) -> DomainResult<()> {
     Ok(tenant.db.insert_communication(key, entry).await?)
+}
+
+/// The recipient stored under `key` (the store's own key, as runs and batches keep it).
+pub async fn by_key(tenant: &Tenant, key: i64) -> DomainResult<Option<Recipient>> {
+    Ok(tenant.db.recipient_by_key(&tenant.model, key).await?)
+}
+
+/// The recipients stored under `keys`, those that still exist.
+pub async fn by_keys(tenant: &Tenant, keys: &[i64]) -> DomainResult<Vec<Recipient>> {
+    Ok(tenant.db.recipients_by_keys(&tenant.model, keys).await?)
+}
+
+/// Whether recipient `key` matches `condition` (a target group, a promotion).
+pub async fn matches(tenant: &Tenant, key: i64, condition: &crate::rsql::Condition) -> DomainResult<bool> {
+    Ok(tenant.db.recipient_matches(key, condition).await?)
+}
+
+/// The keys, in order, of at most `limit` recipients after key `after` that match `condition`
+/// (a sweep's next batch).
+pub async fn keys_after(tenant: &Tenant, condition: Option<&crate::rsql::Condition>, after: i64, limit: i64) -> DomainResult<Vec<i64>> {
+    Ok(tenant.db.recipient_keys_after(condition, after, limit).await?)
+}
+
+/// The events recipient `key` achieved.
+pub async fn events(tenant: &Tenant, key: i64) -> DomainResult<Vec<EventRecord>> {
+    Ok(tenant.db.events(key).await?)
+}
+
+/// Recipient `key`'s communication history.
+pub async fn communications(tenant: &Tenant, key: i64) -> DomainResult<Vec<Communication>> {
+    Ok(tenant.db.communications(key).await?)
 }

@@ -5,7 +5,7 @@
 
 use super::{DomainError, DomainResult};
 use crate::model::Value;
-use crate::store::tenant::{gdt_table, otm_table, EntryOutcome, TableRef, Upserted};
+use crate::store::tenant::{gdt_table, otm_table, EntryOutcome, Record, TableRef, Upserted};
 use crate::tenants::Tenant;
 
 /// (field index, value) pairs of a record.
@@ -56,4 +56,14 @@ pub async fn batch_upsert(
 /// Deletes each entry's record on its own, in one transaction.
 pub async fn batch_delete(tenant: &Tenant, scope: &TableRef<'_>, ids: Vec<Result<Value, String>>) -> DomainResult<Vec<EntryOutcome>> {
     Ok(tenant.db.batch_delete(scope, ids).await?)
+}
+
+/// The scope's records matching `condition` (none: all).
+pub async fn records(tenant: &Tenant, scope: &TableRef<'_>, condition: Option<&crate::rsql::Condition>) -> DomainResult<Vec<Record>> {
+    Ok(tenant.db.records(scope, condition).await?)
+}
+
+/// The scope's record `id`.
+pub async fn record(tenant: &Tenant, scope: &TableRef<'_>, id: &Value) -> DomainResult<Option<Record>> {
+    Ok(tenant.db.record(scope, id).await?)
 }

@@ -146,7 +146,7 @@ impl FlowEngine {
             self.queue.give_way().await;
             let recipient = match known.take() {
                 Some(r) => r,
-                None => match tenant.db.recipient_by_key(&tenant.model, key).await {
+                None => match crate::domain::recipients::by_key(tenant, key).await {
                     Ok(Some(r)) => r,
                     Ok(None) => return Walked::Gone,
                     Err(e) => return Walked::Retry(format!("the recipient could not be read: {e}")),

@@ -99,7 +99,7 @@ pub async fn variables(tenant: &Tenant, recipient: &Recipient, context: Option<&
     }
     let mut global = Map::new();
     for def in &tenant.model.def.global_data {
-        match tenant.db.global_value(&def.name).await {
+        match crate::domain::global_data::get(tenant, &def.name).await {
             Ok(Some(v)) => {
                 if let Some(text) = v.value {
                     global.insert(def.name.clone(), Json::String(text));

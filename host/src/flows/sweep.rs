@@ -37,11 +37,11 @@ impl FlowEngine {
             Ok(c) => c,
             Err(why) => return self.swept(&tenant, &sweep, 0, true, JobOutcome::Failed(why)).await,
         };
-        let keys = match tenant.db.recipient_keys_after(condition.as_ref(), sweep.after, BATCH).await {
+        let keys = match domain::recipients::keys_after(&tenant, condition.as_ref(), sweep.after, BATCH).await {
             Ok(keys) => keys,
             Err(e) => return JobOutcome::Failed(format!("the flow's recipients could not be read: {e}")),
         };
-        let recipients = match tenant.db.recipients_by_keys(&tenant.model, &keys).await {
+        let recipients = match domain::recipients::by_keys(&tenant, &keys).await {
             Ok(found) => found,
             Err(e) => return JobOutcome::Failed(format!("the flow's recipients could not be read: {e}")),
         };

@@ -66,7 +66,7 @@ fn run_json(t: &Tenant, run: &FlowRun, recipient_id: Json_) -> s::FlowRun {
 /// The Recipient Ids of `runs`' recipients, in order (null for one deleted meanwhile).
 async fn recipient_ids(t: &Tenant, runs: &[FlowRun]) -> ApiResult<Vec<Json_>> {
     let keys: Vec<i64> = runs.iter().map(|r| r.recipient).collect();
-    let found = t.db.recipients_by_keys(&t.model, &keys).await?;
+    let found = crate::domain::recipients::by_keys(t, &keys).await?;
     let index = t.model.def.recipient_id_index();
     Ok(keys.iter().map(|k| found.iter().find(|r| r.key == *k).map_or(Json_::Null, |r| r.values[index].to_json(&t.model.formats))).collect())
 }

@@ -46,7 +46,7 @@ fn single(g: &GlobalDataDef, v: &GlobalValue) -> s::GlobalDataValue {
 async fn read(caller: PublicCaller, AppPath(name): AppPath<String>) -> ApiResult<Json<s::GlobalDataValue>> {
     let t = &caller.tenant;
     let g = t.model.def.global_data_item(&name).ok_or(ApiError::NotFound)?;
-    let v = t.db.global_value(&g.name).await?;
+    let v = crate::domain::global_data::get(t, &g.name).await?;
     let v = v.unwrap_or(GlobalValue { value: None, created: 0, modified: 0 });
     Ok(Json(single(g, &v)))
 }

@@ -53,7 +53,7 @@ async fn records(caller: PublicCaller, AppPath(name): AppPath<String>, AppQuery(
     let t = &caller.tenant;
     let scope = table(t, &name)?;
     let condition = filter_condition(q.filter.as_deref(), scope.def, t)?;
-    let records = t.db.records(&scope, condition.as_ref()).await?;
+    let records = domain::tables::records(t, &scope, condition.as_ref()).await?;
     Ok(Json(records.iter().map(|v| wire::record_json(&scope.def.fields, v, &t.model.formats)).collect()))
 }
 
@@ -67,7 +67,7 @@ async fn create(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(bo
     domain::tables::insert(t, &scope, &values).await?;
     let id_index = scope.def.fields.iter().position(|f| f.identifier).expect("validated");
     let id = values.iter().find(|(i, _)| *i == id_index).map(|(_, v)| v.clone()).expect("insert checked it");
-    let stored = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
+    let stored = domain::tables::record(t, &scope, &id).await?.ok_or(ApiError::NotFound)?;
     Ok((StatusCode::CREATED, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
 }
 
@@ -77,7 +77,7 @@ async fn read(caller: PublicCaller, AppPath((name, id)): AppPath<(String, String
     let t = &caller.tenant;
     let scope = table(t, &name)?;
     let id = batch::path_identifier(scope.def, &decode_twice(&id)?, &t.model.formats)?;
-    let record = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
+    let record = domain::tables::record(t, &scope, &id).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(wire::record_json(&scope.def.fields, &record, &t.model.formats)))
 }
 
@@ -101,7 +101,7 @@ async fn upsert(
     values.retain(|(i, _)| *i != id_index);
     values.push((id_index, id.clone()));
     let done = domain::tables::upsert(t, &scope, &values).await?;
-    let stored = t.db.record(&scope, &id).await?.ok_or(ApiError::NotFound)?;
+    let stored = domain::tables::record(t, &scope, &id).await?.ok_or(ApiError::NotFound)?;
     let status = if done == Upserted::Created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
 }
@@ -187,7 +187,7 @@ async fn export(t: &Tenant, scope: &TableRef<'_>, body: &[u8]) -> ApiResult<Resp
     let fields = export::table_fields(scope.def, request.fields.as_deref()).map_err(ApiError::BadRequest)?;
     let format = ExportFormat::parse(request.format.as_deref().unwrap_or("csv")).map_err(ApiError::BadRequest)?;
     let condition = filter_condition(request.filter.as_deref(), scope.def, t)?;
-    let records = t.db.records(scope, condition.as_ref()).await?;
+    let records = domain::tables::records(t, scope, condition.as_ref()).await?;
     let mut out = Vec::new();
     export::table_header(format, scope.def, &fields, &mut out);
     for record in &records {

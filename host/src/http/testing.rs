@@ -55,7 +55,7 @@ async fn run_extension(
     let recipient = match body.recipient {
         Some(n) => {
             let id_field = tenant.model.def.recipient_id_index();
-            let r = tenant.db.find_recipient(&tenant.model, id_field, &crate::model::Value::Number(n)).await?.ok_or(ApiError::NotFound)?;
+            let r = crate::domain::recipients::find(&tenant, id_field, &crate::model::Value::Number(n)).await?.ok_or(ApiError::NotFound)?;
             crate::runtime::input::fields_to_json(&crate::runtime::person_fields(&tenant.model, &r.values))
         }
         None => serde_json::Map::new(),

@@ -179,11 +179,7 @@ impl CallState {
     }
 
     pub fn record_log(&mut self, level: &str, message: &str) {
-        if self.log.len() < MAX_LOG_LINES {
-            let mut line = format!("{level}: {message}");
-            line.truncate(MAX_LOG_LINE);
-            self.log.push(line);
-        }
+        keep_log_line(&mut self.log, level, message);
     }
 }
 
@@ -328,9 +324,34 @@ impl WasiHttpHooks for OutboundPolicy {
     }
 }
 
+/// Keeps `level: message` in `log`, within the bounds of a call's log (`MAX_LOG_LINES` lines of
+/// `MAX_LOG_LINE` bytes at most).
+pub(crate) fn keep_log_line(log: &mut Vec<String>, level: &str, message: &str) {
+    if log.len() < MAX_LOG_LINES {
+        let mut line = format!("{level}: {message}");
+        // Cut on a character's boundary: a guest's text is any UTF-8.
+        let mut keep = line.len().min(MAX_LOG_LINE);
+        while !line.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        line.truncate(keep);
+        log.push(line);
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{is_special, resolved_addresses_allowed};
+    use super::{is_special, keep_log_line, resolved_addresses_allowed, MAX_LOG_LINE};
+
+    #[test]
+    fn a_long_line_of_any_utf8_is_cut_on_a_character_boundary() {
+        // "error: " is 7 bytes: the bound falls inside a two-byte character (once a panic of the
+        // host's, from a guest's log line).
+        let mut log = Vec::new();
+        keep_log_line(&mut log, "error", &"é".repeat(3000));
+        assert_eq!(log[0].len(), MAX_LOG_LINE - 1);
+        assert!(log[0].starts_with("error: é"));
+    }
 
     #[test]
     fn a_name_is_refused_when_any_of_its_addresses_is_special() {

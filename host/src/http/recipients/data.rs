@@ -60,7 +60,7 @@ async fn otm_records(
     let r = resolve(t, &id).await?;
     let condition = filter_condition(q.filter.as_deref(), def, t)?;
     let scope = domain::tables::one_to_many(t, &def.name, r.key)?;
-    let records = t.db.records(&scope, condition.as_ref()).await?;
+    let records = domain::tables::records(t, &scope, condition.as_ref()).await?;
     Ok(Json(records.iter().map(|v| wire::record_json(&def.fields, v, &t.model.formats)).collect()))
 }
 
@@ -94,7 +94,7 @@ async fn otm_batch(
 async fn events(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<s::Event>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
-    let events = t.db.events(r.key).await?;
+    let events = domain::recipients::events(t, r.key).await?;
     Ok(Json(
         events
             .iter()
@@ -149,7 +149,7 @@ async fn matching(t: &Tenant, key: i64, filters: &[NamedFilter]) -> ApiResult<Ve
             // Stored filters were validated when the model was applied: a failure is a fault.
             let condition = rsql::compile_text(&f.filter, &t.model.def, &t.model.formats, t.db.dialect())
                 .map_err(|e| anyhow::anyhow!("stored filter of {}: {e:?}", f.name))?;
-            t.db.recipient_matches(key, &condition).await?
+            domain::recipients::matches(t, key, &condition).await?
         };
         if holds {
             out.push(s::NamedFilter { name: f.name.clone(), description: f.description.clone() });
@@ -171,7 +171,7 @@ async fn target_groups(caller: PublicCaller, AppPath(id): AppPath<String>) -> Ap
 async fn communication_history(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Vec<s::Communication>>> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
-    let items = t.db.communications(r.key).await?;
+    let items = domain::recipients::communications(t, r.key).await?;
     Ok(Json(
         items
             .iter()

@@ -43,5 +43,5 @@ pub(crate) fn parse_ref(model: &Model, segment: &str) -> ApiResult<RecipientRef>
 /// The recipient a `{recipientId}` segment names, or 404.
 pub(in crate::http) async fn resolve(tenant: &Tenant, segment: &str) -> ApiResult<Recipient> {
     let r = parse_ref(&tenant.model, segment)?;
-    tenant.db.find_recipient(&tenant.model, r.field, &r.value).await?.ok_or(ApiError::NotFound)
+    crate::domain::recipients::find(tenant, r.field, &r.value).await?.ok_or(ApiError::NotFound)
 }

@@ -91,7 +91,7 @@ pub(super) async fn recipients(ctx: &ApiContext, t: &Tenant, q: &CollectionQuery
         return Err(ApiError::NotFound);
     }
     let keys = t.db.document_keys(&id, page.start, page.size).await?;
-    let content: Vec<Json> = t.db.recipients_by_keys(&t.model, &keys).await?.iter().map(|r| recipient_json(&t.model, r)).collect();
+    let content: Vec<Json> = crate::domain::recipients::by_keys(t, &keys).await?.iter().map(|r| recipient_json(&t.model, r)).collect();
 
     let href = |start: u64| format!("/recipients?objectResponse=true&documentId={id}&pageStart={start}&pageSize={}", page.size);
     let n = neighbours(page, total);

@@ -2,26 +2,26 @@
 
 use std::sync::Arc;
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 
 use super::bindings::herald::platform::global_data;
-use super::{from_domain, from_store, Answer, GuestError};
+use super::{from_domain, Answer, Data, DataView, GuestError};
 use crate::domain;
 use crate::runtime::state::CallState;
 
 pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    global_data::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)
+    global_data::add_to_linker::<CallState, Data>(linker, DataView::of)
 }
 
-impl global_data::Host for CallState {
+impl global_data::Host for DataView<'_> {
     async fn get(&mut self, name: String) -> Answer<Option<String>> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         tenant.model.def.global_data_item(&name).ok_or(GuestError::NotFound)?;
-        Ok(tenant.db.global_value(&name).await.map_err(from_store)?.and_then(|v| v.value))
+        Ok(domain::global_data::get(&tenant, &name).await.map_err(from_domain)?.and_then(|v| v.value))
     }
 
     async fn set(&mut self, name: String, value: String) -> Answer<()> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         domain::global_data::set(&tenant, &name, &value).await.map_err(from_domain)?;
         self.note_change(|| format!("global data {name} set to {}", serde_json::Value::String(value)));
         Ok(())

@@ -1,16 +1,25 @@
 //! `log`: the lines an extension logs, kept with its execution (bounded, secrets redacted when
 //! the record is made: `call.rs`).
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{HasData, Linker};
 
 use super::bindings::herald::platform::log;
 use crate::runtime::state::CallState;
 
-pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    log::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)
+/// All the `log` interface sees of a call: the lines it keeps.
+pub(super) struct LogView<'a>(&'a mut Vec<String>);
+
+struct Log;
+
+impl HasData for Log {
+    type Data<'a> = LogView<'a>;
 }
 
-impl log::Host for CallState {
+pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    log::add_to_linker::<CallState, Log>(linker, |state| LogView(&mut state.log))
+}
+
+impl log::Host for LogView<'_> {
     async fn log(&mut self, level: log::Level, message: String) {
         let level = match level {
             log::Level::Debug => "debug",
@@ -18,6 +27,6 @@ impl log::Host for CallState {
             log::Level::Warn => "warn",
             log::Level::Error => "error",
         };
-        self.record_log(level, &message);
+        crate::runtime::state::keep_log_line(self.0, level, &message);
     }
 }

@@ -1,6 +1,7 @@
 //! The host side of `herald:platform` (wit/platform.wit), one module per interface
 //! (`recipients.rs` for recipients-read and recipients-write, `tables.rs`, `global_data.rs`,
-//! `context.rs`, `log.rs`, `secrets.rs`, `signatures.rs`), each with its `add_to_linker`; the
+//! `context.rs`, `log.rs`, `secrets.rs`, `signatures.rs`), each with its `add_to_linker` and
+//! implemented on a borrowed view of the call state that holds only what it needs; the
 //! turning of WIT values into the model's and back is `values.rs`. Each function acts on the
 //! instance the call was made for (`CallState::tenant`, set from the route or credential) and on
 //! nothing else, and writes through `domain`.
@@ -18,11 +19,17 @@ pub mod signatures;
 mod tables;
 mod values;
 
-use wasmtime::component::Linker;
+use std::sync::Arc;
 
+use wasmtime::component::{HasData, Linker};
+
+use super::journal::Journal;
 use super::state::CallState;
+use crate::clock::Clock;
+use crate::domain::triggers::{Lineage, Triggers};
 use crate::domain::DomainError;
 use crate::store::StoreError;
+use crate::tenants::Tenant;
 
 pub use values::person_fields;
 
@@ -55,6 +62,58 @@ impl From<GuestError> for HostError {
 
 use bindings::herald::platform::types;
 pub(crate) use bindings::herald::platform::types::{Error as GuestError, Field, Value as WitValue};
+
+/// What the data interfaces (recipients, tables, Global Data) see of a call: its instance, the
+/// clock events are achieved at, the flows its writes start and where it stands in their chain,
+/// and a local run's journal; nothing else of the call's state (its WASI context, its limits, its
+/// secrets).
+pub(super) struct DataView<'a> {
+    pub tenant: &'a Arc<Tenant>,
+    pub clock: &'a Arc<dyn Clock>,
+    triggers: Option<&'a Arc<dyn Triggers>>,
+    lineage: &'a Lineage,
+    pub journal: Option<&'a Journal>,
+}
+
+/// The data interfaces' view of the call state, for their `add_to_linker`.
+pub(super) struct Data;
+
+impl HasData for Data {
+    type Data<'a> = DataView<'a>;
+}
+
+impl DataView<'_> {
+    pub(super) fn of(state: &mut CallState) -> DataView<'_> {
+        DataView {
+            tenant: &state.tenant,
+            clock: &state.clock,
+            triggers: state.triggers.as_ref(),
+            lineage: &state.lineage,
+            journal: state.journal.as_ref(),
+        }
+    }
+
+    /// Notes a change for a local run's journal (none in production: the line is not made).
+    pub(super) fn note_change(&self, line: impl FnOnce() -> String) {
+        if let Some(journal) = self.journal {
+            journal.note(line());
+        }
+    }
+
+    /// Starts the flows that `what` triggers, one event further down the chain than this call.
+    pub(super) fn happened<'a>(
+        &self,
+        key: i64,
+        what: crate::domain::triggers::Happening<'a>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'a {
+        let (triggers, tenant, lineage) = (self.triggers.cloned(), Arc::clone(self.tenant), self.lineage.next());
+        async move {
+            if let Some(triggers) = triggers {
+                triggers.happened(&tenant, key, what, lineage).await;
+            }
+        }
+    }
+}
 
 /// Every interface of `herald:platform` into `linker` (each kind's upload check decides which of
 /// them its extensions may import).
@@ -112,11 +171,24 @@ pub(super) fn from_domain(e: DomainError) -> HostError {
     }
 }
 
-impl types::Host for CallState {
-    fn convert_error(&mut self, e: HostError) -> wasmtime::Result<GuestError> {
-        match e {
-            HostError::Guest(e) => Ok(e),
-            HostError::Fault(why) => Err(wasmtime::Error::new(super::HostFault(why.to_string()))),
-        }
+/// A guest's mistake as the WIT error it handles; Herald's own fault as a trap.
+fn convert(e: HostError) -> wasmtime::Result<GuestError> {
+    match e {
+        HostError::Guest(e) => Ok(e),
+        HostError::Fault(why) => Err(wasmtime::Error::new(super::HostFault(why.to_string()))),
     }
 }
+
+/// Every interface whose functions return `types.error` converts it the same way, on whichever
+/// view it is implemented.
+macro_rules! converts_errors {
+    ($($view:ty),*) => {
+        $(impl types::Host for $view {
+            fn convert_error(&mut self, e: HostError) -> wasmtime::Result<GuestError> {
+                convert(e)
+            }
+        })*
+    };
+}
+
+converts_errors!(CallState, DataView<'_>, secrets::SecretsView<'_>, signatures::SigningView<'_>);

@@ -5,43 +5,43 @@
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 
 use super::bindings::herald::platform::{recipients_read, recipients_write};
 use super::values::{
     all_shown, condition, field_values, key_value, person_fields, person_values, recipient_id, shown, table_fields, unique_key,
 };
-use super::{from_domain, from_store, guest_text, invalid, Answer, Field, GuestError, WitValue, MAX_FIND};
+use super::{from_domain, from_store, guest_text, invalid, Answer, Data, DataView, Field, GuestError, WitValue, MAX_FIND};
 use crate::domain;
 use crate::domain::triggers::Happening;
 use crate::runtime::state::CallState;
 use crate::store::tenant::EntryOutcome;
 
 pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    recipients_read::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)?;
-    recipients_write::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)
+    recipients_read::add_to_linker::<CallState, Data>(linker, DataView::of)?;
+    recipients_write::add_to_linker::<CallState, Data>(linker, DataView::of)
 }
 
-impl recipients_read::Host for CallState {
+impl recipients_read::Host for DataView<'_> {
     async fn records(&mut self, key_field: String, key: WitValue, table: String, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
-        let recipient = tenant.db.find_recipient(&tenant.model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
+        let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let scope = domain::tables::one_to_many(&tenant, &table, recipient.key).map_err(from_domain)?;
         let condition = condition(&filter, scope.def, &tenant)?;
-        let records = tenant.db.records(&scope, condition.as_ref()).await.map_err(from_store)?;
+        let records = domain::tables::records(&tenant, &scope, condition.as_ref()).await.map_err(from_domain)?;
         Ok(records.iter().take(limit.min(MAX_FIND) as usize).map(|r| table_fields(scope.def, r)).collect())
     }
 
     async fn get(&mut self, key_field: String, key: WitValue) -> Answer<Option<Vec<Field>>> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
-        let found = tenant.db.find_recipient(&tenant.model, index, &value).await.map_err(from_store)?;
+        let found = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?;
         Ok(found.map(|r| person_fields(&tenant.model, &r.values)))
     }
 
     async fn find(&mut self, filter: String, limit: u32) -> Answer<Vec<Vec<Field>>> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let (db, model) = (&tenant.db, &tenant.model);
         let condition = condition(&filter, &model.def, &tenant)?;
         let sql = db.recipients_sql(model, condition.as_ref());
@@ -56,9 +56,9 @@ impl recipients_read::Host for CallState {
     }
 }
 
-impl recipients_write::Host for CallState {
+impl recipients_write::Host for DataView<'_> {
     async fn create(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let values = person_values(&tenant.model, fields)?;
         let stored = domain::recipients::create(&tenant, values).await.map_err(from_domain)?;
         self.note_change(|| {
@@ -69,7 +69,7 @@ impl recipients_write::Host for CallState {
     }
 
     async fn update(&mut self, key_field: String, key: WitValue, fields: Vec<Field>) -> Answer<Vec<Field>> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let model = &tenant.model;
         let (index, value) = unique_key(model, &key_field, key)?;
         let values = person_values(model, fields)?;
@@ -81,7 +81,7 @@ impl recipients_write::Host for CallState {
     }
 
     async fn upsert(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let values = person_values(&tenant.model, fields)?;
         let given = self.journal.as_ref().map(|_| shown(&tenant.model, &values));
         let (stored, created) = domain::recipients::upsert(&tenant, values).await.map_err(from_domain)?;
@@ -100,9 +100,9 @@ impl recipients_write::Host for CallState {
     }
 
     async fn delete(&mut self, key_field: String, key: WitValue) -> Answer<bool> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
-        match tenant.db.find_recipient(&tenant.model, index, &value).await.map_err(from_store)? {
+        match domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)? {
             Some(r) => {
                 let deleted = domain::recipients::delete(&tenant, r.key).await.map_err(from_domain)?;
                 if deleted {
@@ -115,14 +115,14 @@ impl recipients_write::Host for CallState {
     }
 
     async fn upsert_records(&mut self, key_field: String, key: WitValue, table: String, records: Vec<Vec<Field>>) -> Answer<u32> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let model = &tenant.model;
         if records.len() > 1000 {
             return Err(invalid("at most 1000 records at once").into());
         }
         let def = model.def.one_to_many_table(&table).ok_or(GuestError::NotFound)?;
         let (index, value) = unique_key(model, &key_field, key)?;
-        let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
+        let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let entries = records
             .into_iter()
             .map(|fields| {
@@ -142,11 +142,11 @@ impl recipients_write::Host for CallState {
     }
 
     async fn delete_records(&mut self, key_field: String, key: WitValue, table: String, ids: Vec<WitValue>) -> Answer<u32> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let model = &tenant.model;
         let def = model.def.one_to_many_table(&table).ok_or(GuestError::NotFound)?;
         let (index, value) = unique_key(model, &key_field, key)?;
-        let recipient = tenant.db.find_recipient(model, index, &value).await.map_err(from_store)?.ok_or(GuestError::NotFound)?;
+        let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let id_field = def.identifier();
         let ids = ids.into_iter().map(|v| key_value(id_field.ty, &id_field.name, v, model).map_err(guest_text)).collect();
         let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
@@ -161,7 +161,7 @@ impl recipients_write::Host for CallState {
     }
 
     async fn achieve_event(&mut self, key_field: String, key: WitValue, event: String) -> Answer<()> {
-        let tenant = Arc::clone(&self.tenant);
+        let tenant = Arc::clone(self.tenant);
         let (index, value) = unique_key(&tenant.model, &key_field, key)?;
         let r = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let now = self.clock.now_utc();
@@ -169,18 +169,5 @@ impl recipients_write::Host for CallState {
         self.note_change(|| format!("event {event} achieved by recipient {}", recipient_id(&tenant.model, &r.values)));
         self.happened(r.key, Happening::EventAchieved(&event)).await;
         Ok(())
-    }
-}
-
-impl CallState {
-    /// Starts the flows that `what` triggers, one event further down the chain than this call.
-    fn happened<'a>(&self, key: i64, what: Happening<'a>) -> impl std::future::Future<Output = ()> + Send + 'a {
-        // What the flows need, taken out of the call's state (which is not `Sync`).
-        let (triggers, tenant, lineage) = (self.triggers.clone(), Arc::clone(&self.tenant), self.lineage.next());
-        async move {
-            if let Some(triggers) = triggers {
-                triggers.happened(&tenant, key, what, lineage).await;
-            }
-        }
     }
 }

@@ -5,22 +5,43 @@
 
 use std::sync::Arc;
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{HasData, Linker};
 
 use super::{invalid, Answer, GuestError, HostError};
 use crate::runtime::kinds::authheader::secrets_interface;
 use crate::runtime::state::CallState;
+use crate::secrets::KeyRing;
+use crate::tenants::Tenant;
 
-pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    secrets_interface::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)
+/// What the interfaces that use secrets see of a call: its instance, the key ring it may use
+/// (none: it may not), and the values it has seen, which its records have replaced by `[secret]`.
+pub(super) struct SecretsView<'a> {
+    pub tenant: &'a Arc<Tenant>,
+    pub ring: Option<&'a KeyRing>,
+    pub revealed: &'a mut Vec<String>,
 }
 
-impl CallState {
-    /// The value of the instance's secret `name`, noted as revealed (so that the call's records
-    /// have it replaced by `[secret]`); for the interfaces that use secrets (`secrets.get`, the
-    /// signature checks), each of which decides first whether its call may.
-    pub(in crate::runtime) async fn open_secret(&mut self, ring: &crate::secrets::KeyRing, name: &str) -> Answer<Option<String>> {
-        let tenant = Arc::clone(&self.tenant);
+struct Secrets;
+
+impl HasData for Secrets {
+    type Data<'a> = SecretsView<'a>;
+}
+
+pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    secrets_interface::add_to_linker::<CallState, Secrets>(linker, |state| SecretsView {
+        tenant: &state.tenant,
+        ring: state.secrets.as_ref(),
+        revealed: &mut state.revealed,
+    })
+}
+
+impl SecretsView<'_> {
+    /// The value of the instance's secret `name`, noted as revealed; for the interfaces that use
+    /// secrets (`secrets.get`, the signature checks), each of which decides first whether its
+    /// call may.
+    pub(super) async fn open(&mut self, name: &str) -> Answer<Option<String>> {
+        let Some(ring) = self.ring else { return Err(GuestError::Forbidden.into()) };
+        let tenant = Arc::clone(self.tenant);
         match crate::secrets::get(ring, &tenant, name).await {
             Ok(value) => {
                 self.revealed.extend(value.iter().cloned());
@@ -40,9 +61,8 @@ impl CallState {
 
 /// `secrets.get`: the instance's secret, for an authheader extension's call only (no other call
 /// holds the key ring; their uploads may not import the interface either).
-impl secrets_interface::Host for CallState {
+impl secrets_interface::Host for SecretsView<'_> {
     async fn get(&mut self, name: String) -> Answer<Option<String>> {
-        let Some(ring) = self.secrets.clone() else { return Err(GuestError::Forbidden.into()) };
-        self.open_secret(&ring, &name).await
+        self.open(&name).await
     }
 }

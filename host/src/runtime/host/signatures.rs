@@ -20,7 +20,11 @@ pub(crate) use bindings::herald::platform::signatures as signatures_interface;
 
 /// `signatures` into `linker` (the upload check lets only http extensions import it).
 pub(super) fn add_to_linker(linker: &mut wasmtime::component::Linker<CallState>) -> wasmtime::Result<()> {
-    signatures_interface::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(linker, |state| state)
+    signatures_interface::add_to_linker::<CallState, Signing>(linker, |state| SigningView {
+        secrets: SecretsView { tenant: &state.tenant, ring: state.signing.as_ref(), revealed: &mut state.revealed },
+        checks: &mut state.signature_checks,
+        clock: &state.clock,
+    })
 }
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -29,6 +33,12 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::runtime::host::bindings::herald::platform::types::Error as GuestError;
+use std::sync::Arc;
+
+use wasmtime::component::HasData;
+
+use super::secrets::SecretsView;
+use crate::clock::Clock;
 use crate::runtime::host::HostError;
 use crate::runtime::state::CallState;
 
@@ -88,20 +98,36 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
     text.as_bytes().chunks(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
 }
 
-impl CallState {
+/// What the signature checks see of a call: the secrets they may use (through Herald, never
+/// handed to the guest), how many checks it made, and the clock a timestamp is checked against.
+pub(super) struct SigningView<'a> {
+    secrets: SecretsView<'a>,
+    checks: &'a mut u32,
+    clock: &'a Arc<dyn Clock>,
+}
+
+struct Signing;
+
+impl HasData for Signing {
+    type Data<'a> = SigningView<'a>;
+}
+
+impl SigningView<'_> {
     /// The value of secret `name` for a signature check, counted against `MAX_CHECKS`: never
     /// given to the guest (and noted as revealed, so that an echo of it is removed from the log).
     async fn signing_key(&mut self, name: &str) -> Result<String, HostError> {
-        let Some(ring) = self.signing.clone() else { return Err(GuestError::Forbidden.into()) };
-        if self.signature_checks >= MAX_CHECKS {
+        if self.secrets.ring.is_none() {
+            return Err(GuestError::Forbidden.into());
+        }
+        if *self.checks >= MAX_CHECKS {
             return Err(GuestError::LimitExceeded.into());
         }
-        self.signature_checks += 1;
-        self.open_secret(&ring, name).await?.ok_or(GuestError::NotFound.into())
+        *self.checks += 1;
+        self.secrets.open(name).await?.ok_or(GuestError::NotFound.into())
     }
 }
 
-impl signatures_interface::Host for CallState {
+impl signatures_interface::Host for SigningView<'_> {
     async fn verify_standard_webhook(
         &mut self,
         secret: String,

@@ -14,7 +14,7 @@ use crate::domain;
 use crate::domain::triggers::{Happening, Lineage, MAX_CHAIN_DEPTH};
 use crate::model::flow::{parse_wait, ConditionNode, Flow, Node, NodeKind};
 use crate::model::Value;
-use crate::runtime::{self as call, person_fields, Call, ExtensionKind};
+use crate::runtime::{self as call, person_fields, Answered, Call, ExtensionKind, Logged};
 use crate::store::tenant::Recipient;
 use crate::tenants::Tenant;
 
@@ -131,12 +131,11 @@ impl FlowEngine {
             Ok(call) => call,
             Err(why) => return step("condition", Outcome::Fail(why)),
         };
-        let (result, log) = self.runtime.call_condition(call, person_fields(&tenant.model, &recipient.values)).await;
-        let outcome = match result {
-            Ok(Ok(true)) => Outcome::Next,
-            Ok(Ok(false)) => Outcome::Else,
-            Ok(Err(reason)) => Outcome::Fail(ended("condition", id, call::Outcome::Error, Some(&reason))),
-            Err(failure) => Outcome::Fail(ended("condition", id, failure.outcome(), failure.reason())),
+        let Logged { answer, log } = self.runtime.call_condition(call, person_fields(&tenant.model, &recipient.values)).await;
+        let outcome = match answer {
+            Answered::Ok(true) => Outcome::Next,
+            Answered::Ok(false) => Outcome::Else,
+            other => Outcome::Fail(ended("condition", id, other.outcome(), other.reason())),
         };
         NodeStep { kind: "condition", outcome, log }
     }
@@ -153,11 +152,10 @@ impl FlowEngine {
             Ok(call) => call,
             Err(why) => return step("step", Outcome::Fail(why)),
         };
-        let (result, log) = self.runtime.call_step(call, person_fields(&tenant.model, &recipient.values)).await;
-        let outcome = match result {
-            Ok(Ok(())) => Outcome::Next,
-            Ok(Err(reason)) => Outcome::Fail(ended("step", id, call::Outcome::Error, Some(&reason))),
-            Err(failure) => Outcome::Fail(ended("step", id, failure.outcome(), failure.reason())),
+        let Logged { answer, log } = self.runtime.call_step(call, person_fields(&tenant.model, &recipient.values)).await;
+        let outcome = match answer {
+            Answered::Ok(()) => Outcome::Next,
+            other => Outcome::Fail(ended("step", id, other.outcome(), other.reason())),
         };
         NodeStep { kind: "step", outcome, log }
     }

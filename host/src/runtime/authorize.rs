@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderName, HeaderValue};
 
 use super::config::ExtensionConfig;
-use super::{Call, ExtensionKind, Outbound, Runtime};
+use super::{Answered, Call, ExtensionKind, Outbound, Runtime};
 use crate::store::tenant::ExtensionRecord;
 use crate::tenants::Tenant;
 
@@ -145,9 +145,9 @@ impl Runtime {
             journal: None,
         };
         let made = match self.call_authheader(call, outbound).await {
-            Ok(Ok(made)) => made,
-            Ok(Err(reason)) => return Err(failed(reason)),
-            Err(failure) => return Err(failed(failure.to_string())),
+            Answered::Ok(made) => made,
+            Answered::Error(reason) => return Err(failed(reason)),
+            Answered::Failed(failure) => return Err(failed(failure.to_string())),
         };
         let headers = checked_headers(made.headers).map_err(failed)?;
         let max_age = made.max_age_seconds.filter(|s| *s > 0).map(|s| Duration::from_secs(u64::from(s)).min(MAX_AGE));

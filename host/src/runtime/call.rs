@@ -71,6 +71,52 @@ impl std::fmt::Display for CallFailure {
     }
 }
 
+/// How a call whose guest may return an error of its own (a step, a condition, an authheader)
+/// ended, one value for each of `outcome.rs`'s words: what it answered (`ok`), the error it
+/// returned (`error`), or why it produced nothing (the rest).
+#[derive(Debug)]
+pub enum Answered<T> {
+    Ok(T),
+    Error(String),
+    Failed(CallFailure),
+}
+
+impl<T> Answered<T> {
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Answered::Ok(_) => Outcome::Ok,
+            Answered::Error(_) => Outcome::Error,
+            Answered::Failed(failure) => failure.outcome(),
+        }
+    }
+
+    /// Why it is not `ok`, in the words of its execution log.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Answered::Ok(_) => None,
+            Answered::Error(reason) => Some(reason),
+            Answered::Failed(failure) => failure.reason(),
+        }
+    }
+}
+
+impl<T> From<Result<Result<T, String>, CallFailure>> for Answered<T> {
+    fn from(result: Result<Result<T, String>, CallFailure>) -> Self {
+        match result {
+            Ok(Ok(value)) => Answered::Ok(value),
+            Ok(Err(reason)) => Answered::Error(reason),
+            Err(failure) => Answered::Failed(failure),
+        }
+    }
+}
+
+/// An answer with the lines the guest logged (a flow's trace shows them).
+#[derive(Debug)]
+pub struct Logged<T> {
+    pub answer: Answered<T>,
+    pub log: Vec<String>,
+}
+
 /// Who is called, for whom, and until when.
 pub struct Call {
     pub extension: Prepared,

@@ -36,7 +36,7 @@ use crate::assets::RelPath;
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
 pub use authorize::stored_config;
-pub use call::{Call, CallFailure};
+pub use call::{Answered, Call, CallFailure, Logged};
 pub use config::ExtensionConfig;
 pub use host::bindings::herald::platform::types::{Field as GuestField, Value as GuestValue};
 pub use host::person_fields;

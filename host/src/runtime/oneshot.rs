@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 
 use super::input::{recipient_from_json, RecordedInput};
 use super::kinds::authheader::Outbound;
-use super::{Call, CallFailure, ExtensionKind, Outcome, Runtime};
+use super::{Answered, Call, CallFailure, ExtensionKind, Outcome, Runtime};
 
 /// The most of an http extension's response body shown.
 const MAX_SHOWN_BODY: usize = 1024 * 1024;
@@ -57,11 +57,11 @@ impl Ran {
     }
 }
 
-fn ran<T>(outcome: Result<Result<T, String>, CallFailure>, value: impl FnOnce(T) -> Json) -> Ran {
-    match outcome {
-        Ok(Ok(answer)) => Ran::ok(value(answer)),
-        Ok(Err(reason)) => Ran::error(reason, None),
-        Err(failure) => Ran::failed(failure),
+fn ran<T>(answer: Answered<T>, value: impl FnOnce(T) -> Json) -> Ran {
+    match answer {
+        Answered::Ok(answer) => Ran::ok(value(answer)),
+        Answered::Error(reason) => Ran::error(reason, None),
+        Answered::Failed(failure) => Ran::failed(failure),
     }
 }
 
@@ -80,14 +80,14 @@ impl Runtime {
         Ok(match input {
             RecordedInput::Step { recipient, .. } => {
                 let recipient = recipient_from_json(model, &recipient)?;
-                ran(self.call_step(call, recipient).await.0, |()| Json::Null)
+                ran(self.call_step(call, recipient).await.answer, |()| Json::Null)
             }
             RecordedInput::Condition { recipient, .. } => {
                 let recipient = recipient_from_json(model, &recipient)?;
-                ran(self.call_condition(call, recipient).await.0, Json::from)
+                ran(self.call_condition(call, recipient).await.answer, Json::from)
             }
             RecordedInput::Monitor {} => {
-                ran(self.call_monitor(call).await.map(Ok), |r| json!({"healthy": r.healthy, "message": r.message}))
+                ran(self.call_monitor(call).await.map(Ok).into(), |r| json!({"healthy": r.healthy, "message": r.message}))
             }
             RecordedInput::Authheader { host, method, path } => {
                 let outbound = Outbound { host, method, path_with_query: path };

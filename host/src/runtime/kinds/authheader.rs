@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::call::{Answered, Call, GuestFuture, Invocation, Recorder};
 use crate::runtime::input::RecordedInput;
 use crate::runtime::state::CallState;
 use crate::runtime::{Prepared, Runtime};
@@ -86,8 +86,8 @@ impl Invocation for Headers {
 }
 
 impl Runtime {
-    /// The headers the extension makes for `outbound`; `Ok(Err(reason))` when it declines.
-    pub async fn call_authheader(self: &Arc<Self>, call: Call, outbound: Outbound) -> Result<Result<Made, String>, CallFailure> {
-        self.execution(call, Headers(outbound)).await
+    /// The headers the extension makes for `outbound`; `Answered::Error` when it declines.
+    pub async fn call_authheader(self: &Arc<Self>, call: Call, outbound: Outbound) -> Answered<Made> {
+        self.execution(call, Headers(outbound)).await.into()
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::call::{Call, GuestFuture, Invocation, Logged, Recorder};
 use crate::runtime::host::bindings::herald::platform::types::Field;
 use crate::runtime::input::{fields_to_json, RecordedInput};
 use crate::runtime::state::CallState;
@@ -41,14 +41,11 @@ impl Invocation for Condition {
 }
 
 impl Runtime {
-    /// Evaluates a condition for `recipient`; `Ok(Err(reason))` when the guest cannot decide.
-    /// Also returns the lines the guest logged.
-    pub async fn call_condition(
-        self: &Arc<Self>,
-        call: Call,
-        recipient: Vec<Field>,
-    ) -> (Result<Result<bool, String>, CallFailure>, Vec<String>) {
+    /// Evaluates a condition for `recipient`; `Answered::Error` when the guest cannot decide.
+    /// With the lines the guest logged.
+    pub async fn call_condition(self: &Arc<Self>, call: Call, recipient: Vec<Field>) -> Logged<bool> {
         let context = call.context.clone();
-        self.logged_execution(call, Condition { recipient, context }).await
+        let (result, log) = self.logged_execution(call, Condition { recipient, context }).await;
+        Logged { answer: result.into(), log }
     }
 }

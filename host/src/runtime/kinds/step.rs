@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use crate::runtime::call::{Call, CallFailure, GuestFuture, Invocation, Recorder};
+use crate::runtime::call::{Call, GuestFuture, Invocation, Logged, Recorder};
 use crate::runtime::host::bindings::herald::platform::types::Field;
 use crate::runtime::input::{fields_to_json, RecordedInput};
 use crate::runtime::state::CallState;
@@ -42,10 +42,11 @@ impl Invocation for Step {
 }
 
 impl Runtime {
-    /// Runs a step for `recipient` (its Person Data); `Ok(Err(reason))` when the guest declines.
-    /// Also returns the lines the guest logged.
-    pub async fn call_step(self: &Arc<Self>, call: Call, recipient: Vec<Field>) -> (Result<Result<(), String>, CallFailure>, Vec<String>) {
+    /// Runs a step for `recipient` (its Person Data); `Answered::Error` when the guest declines.
+    /// With the lines the guest logged.
+    pub async fn call_step(self: &Arc<Self>, call: Call, recipient: Vec<Field>) -> Logged<()> {
         let context = call.context.clone();
-        self.logged_execution(call, Step { recipient, context }).await
+        let (result, log) = self.logged_execution(call, Step { recipient, context }).await;
+        Logged { answer: result.into(), log }
     }
 }

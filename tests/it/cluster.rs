@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use herald_tests::cluster::Cluster;
 use herald_tests::process::UNLIMITED_RATE;
-use herald_tests::{answer, eventually, json, reqwest, settled, Api};
+use herald_tests::{answer, eventually, json, reqwest, settled, until_not, Api};
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 use serde_json::Value;
@@ -123,26 +123,15 @@ async fn three_nodes_behind_a_balancer_serve_one_media_area_one_limit_and_surviv
 
     // Node 3 cut off the database: 503 for what needs it, while nodes 1 and 2 serve.
     cluster.cut_from_database(2).await;
-    eventually(Duration::from_secs(20), "the cut-off node answers 503", || async {
-        match direct[2].get("/recipients").await.status.as_u16() {
-            503 => Ok(()),
-            200 => Err("200".to_string()),
-            other => panic!("a cut-off node answers 200 until it notices, then 503: {other}"),
-        }
-    })
-    .await;
+    let recipients = || async { direct[2].request(Method::GET, "/recipients").send().await.unwrap() };
+    let noticed = until_not(200, Duration::from_secs(20), recipients).await;
+    assert_eq!(noticed.status(), 503, "a cut-off node answers 200 until it notices, then 503");
     for on in &direct[..2] {
         on.get("/recipients").await.expect(200);
     }
     cluster.reconnect_to_database(2).await;
-    eventually(Duration::from_secs(30), "the node recovers", || async {
-        match direct[2].get("/recipients").await.status.as_u16() {
-            200 => Ok(()),
-            503 => Err("503".to_string()),
-            other => panic!("while it reconnects, a node answers 503: {other}"),
-        }
-    })
-    .await;
+    let recovered = until_not(503, Duration::from_secs(30), recipients).await;
+    assert_eq!(recovered.status(), 200, "while it reconnects, a node answers 503");
 }
 
 /// An answer of `status`, else an error (a transport error included).

@@ -12,7 +12,7 @@ use futures_util::future::BoxFuture;
 use crate::domain::triggers::Happening;
 use crate::queue::JobKind;
 use crate::runtime::config::Alert;
-use crate::runtime::{Call, CallFailure, ExtensionKind, Runtime};
+use crate::runtime::{cut_to_char_boundary, Call, CallFailure, ExtensionKind, Runtime};
 use crate::store::jobs::{ClaimedJob, JobOutcome};
 use crate::store::tenant::MonitorRun;
 use crate::tenants::{Activation, Tenant, Tenants};
@@ -70,11 +70,7 @@ async fn execute(tenants: &Tenants, runtime: &Arc<Runtime>, limit: Duration, job
         Err(failure) => (FAILED, failure.to_string()),
     };
     let mut message = message;
-    let mut keep = message.len().min(MAX_MESSAGE);
-    while !message.is_char_boundary(keep) {
-        keep -= 1;
-    }
-    message.truncate(keep);
+    cut_to_char_boundary(&mut message, MAX_MESSAGE);
     let run = MonitorRun { extension: id.clone(), at, duration_ms: started.elapsed().as_millis() as i64, status: status.into(), message };
     let previous = match tenant.db.monitor_runs(id, 1).await {
         Ok(runs) => runs.into_iter().next().map(|r| r.status),

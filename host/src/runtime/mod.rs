@@ -48,7 +48,7 @@ pub use kinds::http::HttpResponse;
 pub use kinds::monitor::Report;
 pub use oneshot::Ran;
 pub use outcome::{HostFault, Outcome};
-pub use state::CallState;
+pub use state::{cut_to_char_boundary, CallState};
 pub use validate::Validated;
 
 /// The operator's settings for extension calls.

@@ -329,14 +329,20 @@ impl WasiHttpHooks for OutboundPolicy {
 pub(crate) fn keep_log_line(log: &mut Vec<String>, level: &str, message: &str) {
     if log.len() < MAX_LOG_LINES {
         let mut line = format!("{level}: {message}");
-        // Cut on a character's boundary: a guest's text is any UTF-8.
-        let mut keep = line.len().min(MAX_LOG_LINE);
-        while !line.is_char_boundary(keep) {
-            keep -= 1;
-        }
-        line.truncate(keep);
+        cut_to_char_boundary(&mut line, MAX_LOG_LINE);
         log.push(line);
     }
+}
+
+/// Cuts `text` to at most `max` bytes, on a character's boundary: what a guest writes is any
+/// UTF-8, and `String::truncate` inside a character panics. (`str::floor_char_boundary` does this
+/// from Rust 1.91, above the crate's rust-version.)
+pub fn cut_to_char_boundary(text: &mut String, max: usize) {
+    let mut keep = text.len().min(max);
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    text.truncate(keep);
 }
 
 #[cfg(test)]

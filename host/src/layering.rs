@@ -236,6 +236,34 @@ fn the_doors_reach_an_instance_s_data_through_the_domain_only() {
     assert!(problems.is_empty(), "reads or writes around the domain:\n{}", problems.join("\n"));
 }
 
+/// The one reader of field values: `model::fields` (over `values`' typed parsers), so that every
+/// door takes a field's values and refuses them in the same words.
+const FIELD_READERS: &[&str] = &["values/", "model/fields.rs"];
+
+#[test]
+fn field_values_are_read_by_model_fields_only() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut problems = Vec::new();
+    for (module, files) in modules(&src) {
+        if TEST_ONLY.contains(&module.as_str()) {
+            continue;
+        }
+        for file in files {
+            let relative = file.strip_prefix(&src).unwrap_or(&file).display().to_string();
+            if FIELD_READERS.iter().any(|reader| relative.starts_with(reader)) {
+                continue;
+            }
+            let code = code(&std::fs::read_to_string(&file).expect("a source file"));
+            for parser in ["Value::from_json(", "Value::from_text("] {
+                if code.contains(parser) {
+                    problems.push(format!("{relative}: calls {parser}..) (read field values with model::fields)"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "field values read around model::fields:\n{}", problems.join("\n"));
+}
+
 #[test]
 fn every_module_uses_only_modules_of_lower_layers() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

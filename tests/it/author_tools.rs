@@ -238,7 +238,7 @@ async fn a_local_run_lists_its_changes_and_a_dry_run_keeps_none() {
     // Input of another type, and a field the instance does not have, are refused with reasons.
     let wrong = herald(&["extension", "run", step, "--data-dir", data, "--recipient", r#"{"SHOE_SIZE": 44}"#]).await;
     assert!(
-        String::from_utf8_lossy(&wrong.stderr).contains("SHOE_SIZE is not a Person Data field"),
+        String::from_utf8_lossy(&wrong.stderr).contains("unknown Person Data field SHOE_SIZE"),
         "{}",
         String::from_utf8_lossy(&wrong.stderr)
     );

@@ -69,7 +69,7 @@ async fn a_flow_with_problems_is_refused_with_all_of_them() {
         "unknown Context Parameter Schema 'nope'",
         "node 1: condition filter 'COLOUR==red': unknown Person Data field COLOUR",
         "node 2: extension 'adult' is a condition extension, not a step",
-        "node 3: set: field AGE expects a NUMBER",
+        "node 3: set: Person Data field AGE expects a NUMBER",
         "node 4: wait 'soon'",
     ] {
         assert!(message.contains(expected), "missing {expected:?} in:\n{message}");

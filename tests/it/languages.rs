@@ -105,7 +105,10 @@ async fn the_examples_work_end_to_end(language: &Language) {
     let refused = send(&serde_json::to_vec(&mistyped).unwrap(), SHOP_KEY, 0).await.unwrap();
     assert_eq!(refused.status(), 400, "{f}");
     let said = refused.text().await.unwrap();
-    assert!(said.contains("invalid: field PRODUCT is STRING") && !said.contains("Error::") && !said.contains("Invalid("), "{f}: {said}");
+    assert!(
+        said.contains("invalid: PURCHASES field PRODUCT expects a STRING") && !said.contains("Error::") && !said.contains("Invalid("),
+        "{f}: {said}"
+    );
     // The webhook is open: the secure endpoint refuses it.
     api.get(&format!("/extensions/secure/{f}%252Fshop")).await.expect(403);
     // Its folder's '/' written plainly: a 404 that says how to address it.

@@ -16,7 +16,10 @@
 //! - filters are compiled against the model's selectors and the instance's formats
 //!   (`filter`);
 //! - an achieved event or a created recipient starts flows (`triggers`), whichever door it came
-//!   through.
+//!   through;
+//! - the values every door passes in were read by `model::fields` (JSON bodies, a flow's `set`,
+//!   a guest's WIT values, an import's cells), the one reader of field values, with one wording of
+//!   its refusals.
 
 pub mod export;
 pub mod global_data;

@@ -3,6 +3,7 @@
 use chrono::NaiveDateTime;
 
 use super::{DomainError, DomainResult};
+use crate::model::fields::{self, Given};
 use crate::model::Value;
 use crate::store::tenant::{Communication, EventRecord, Recipient};
 use crate::tenants::Tenant;
@@ -15,11 +16,8 @@ pub type Assignment = (usize, Value);
 /// NUMBER id a whole number from 1 to 2^53 − 1.
 pub fn recipient_id(model: &crate::model::Model, given: &serde_json::Value) -> Result<Value, String> {
     let field = model.def.recipient_id_field();
-    let value = match given {
-        serde_json::Value::String(text) => Value::from_text(field.ty, text, &model.formats),
-        other => Value::from_json(field.ty, other, &model.formats),
-    }
-    .map_err(|e| format!("the Recipient Id {} {e}", field.name))?;
+    let value =
+        fields::typed(field.ty, Given::identifier(given), &model.formats).map_err(|e| format!("the Recipient Id {} {e}", field.name))?;
     match value {
         Value::Null => Err(format!("the Recipient Id {} is empty", field.name)),
         Value::Number(n) if !crate::values::is_recipient_number(n) => {

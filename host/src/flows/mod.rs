@@ -18,6 +18,7 @@ pub mod send;
 mod sweep;
 
 pub use engine::FlowEngine;
+pub use nodes::Took;
 
 /// The name of the queue's jobs that run flows (a run's next stretch, a sweep's batch), as the
 /// store keeps it.

@@ -12,8 +12,9 @@ use super::engine::FlowEngine;
 use crate::assets::MediaArea;
 use crate::domain;
 use crate::domain::triggers::{Happening, Lineage, MAX_CHAIN_DEPTH};
+use crate::model::fields::Fields;
 use crate::model::flow::{parse_wait, ConditionNode, Flow, Node, NodeKind};
-use crate::model::Value;
+
 use crate::runtime::{self as call, person_fields, Answered, Call, ExtensionKind, Logged};
 use crate::store::tenant::Recipient;
 use crate::tenants::Tenant;
@@ -41,17 +42,46 @@ impl Outcome {
         }
     }
 
-    /// Which way the run went on from the node, for the flow's counts and diagram
-    /// (`store::tenant::flow_stats`): `next`, `else`, `end` (it ended as it should), `failed`,
-    /// `wait`.
-    pub fn took(&self) -> &'static str {
+    /// Which way the run went on from the node.
+    pub fn took(&self) -> Took {
         match self {
-            Outcome::Next => "next",
-            Outcome::Else => "else",
-            Outcome::Stop(_) => "end",
-            Outcome::Fail(_) => "failed",
-            Outcome::Wait(_) => "wait",
+            Outcome::Next => Took::Next,
+            Outcome::Else => Took::Else,
+            Outcome::Stop(_) => Took::End,
+            Outcome::Fail(_) => Took::Failed,
+            Outcome::Wait(_) => Took::Wait,
         }
+    }
+}
+
+/// Which way a run went on from a node: the `took` of its trace entry, which the flow's counts
+/// and diagram add up (`store::tenant::flow_stats`, `GET /flows/{name}/stats`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Took {
+    Next,
+    Else,
+    /// The run ended here as it should.
+    End,
+    Failed,
+    Wait,
+}
+
+impl Took {
+    pub const ALL: [Took; 5] = [Took::Next, Took::Else, Took::End, Took::Failed, Took::Wait];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Took::Next => "next",
+            Took::Else => "else",
+            Took::End => "end",
+            Took::Failed => "failed",
+            Took::Wait => "wait",
+        }
+    }
+
+    /// The word of a trace entry, as written by `as_str`.
+    pub fn parse(word: &str) -> Option<Took> {
+        Took::ALL.into_iter().find(|t| t.as_str() == word)
     }
 }
 
@@ -226,16 +256,10 @@ impl FlowEngine {
 /// A `set` node: the values were checked against the model when the flow was saved; they are
 /// read again against the model as it is now.
 async fn set(tenant: &Tenant, recipient: &Recipient, fields: &serde_json::Map<String, Json>) -> Outcome {
-    let mut values = Vec::with_capacity(fields.len());
-    for (name, json) in fields {
-        let Some(index) = tenant.model.def.person_data.iter().position(|f| &f.name == name) else {
-            return Outcome::Fail(format!("set: unknown Person Data field {name}"));
-        };
-        match Value::from_json(tenant.model.def.person_data[index].ty, json, &tenant.model.formats) {
-            Ok(v) => values.push((index, v)),
-            Err(e) => return Outcome::Fail(format!("set: field {name} {e}")),
-        }
-    }
+    let values = match Fields::person_data(&tenant.model.def).assign_json(fields, &tenant.model.formats) {
+        Ok(values) => values,
+        Err(e) => return Outcome::Fail(format!("set: {e}")),
+    };
     match domain::recipients::update(tenant, recipient, values).await {
         Ok(_) => Outcome::Next,
         Err(e) => Outcome::Fail(format!("set: {}", e)),

@@ -162,7 +162,7 @@ impl FlowEngine {
                 "node": label(&progress.position),
                 "kind": step.kind,
                 "result": step.outcome.describe(),
-                "took": step.outcome.took(),
+                "took": step.outcome.took().as_str(),
                 "at": at,
                 "durationMs": started.elapsed().as_millis() as u64,
                 "log": step.log,

@@ -13,6 +13,7 @@ use super::error::{ApiError, ApiResult};
 use super::openapi::schemas::{BatchEntry, BatchReport};
 use super::wire;
 use crate::domain;
+use crate::model::fields::{self, Given};
 use crate::model::{Formats, TableDef, Value};
 use crate::store::tenant::{EntryOutcome, TableRef};
 use crate::tenants::Tenant;
@@ -74,11 +75,7 @@ pub async fn delete(tenant: &Tenant, t: &TableRef<'_>, body: &Json) -> ApiResult
 /// An identifier given in a batch delete: a string (the spec), or a number for NUMBER identifiers.
 fn identifier_value(table: &TableDef, id: &Json, formats: &Formats) -> Result<Value, String> {
     let field = table.identifier();
-    let value = match id {
-        Json::String(s) => Value::from_text(field.ty, s, formats),
-        other => Value::from_json(field.ty, other, formats),
-    }
-    .map_err(|e| format!("identifier {} {e}", field.name))?;
+    let value = fields::typed(field.ty, Given::identifier(id), formats).map_err(|e| format!("identifier {} {e}", field.name))?;
     if value.is_null() {
         return Err(format!("identifier {} is empty", field.name));
     }

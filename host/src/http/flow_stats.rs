@@ -20,7 +20,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{AppPath, AppQuery, PublicCaller};
 use super::flows::time;
 use super::ApiContext;
-use crate::flows;
+use crate::flows::{self, Took};
 use crate::store::tenant::RunState;
 
 /// The period counted when the call names none.
@@ -127,12 +127,15 @@ async fn stats(
         };
         let node = &mut nodes[index];
         node.entered += counted.count;
-        match counted.took.as_str() {
-            "next" => node.next += counted.count,
-            "else" => node.else_ += counted.count,
-            "end" => node.end += counted.count,
-            "failed" => node.failed += counted.count,
-            _ => node.wait += counted.count,
+        // An entry the words do not know (none is written) counts as entered only.
+        if let Some(took) = Took::parse(&counted.took) {
+            *match took {
+                Took::Next => &mut node.next,
+                Took::Else => &mut node.else_,
+                Took::End => &mut node.end,
+                Took::Failed => &mut node.failed,
+                Took::Wait => &mut node.wait,
+            } += counted.count;
         }
     }
     nodes.sort_by_key(|n| place(&n.node));

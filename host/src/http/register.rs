@@ -15,6 +15,7 @@ use super::extract::{AppJson, Caller};
 use super::openapi::schemas as s;
 use super::{wire, ApiContext};
 use crate::domain::triggers::{Happening, Lineage, Triggers};
+use crate::model::fields::Fields;
 use axum::extract::State;
 
 #[derive(utoipa::OpenApi)]
@@ -42,7 +43,7 @@ async fn register(
             model.def.register.fields.join(", ")
         )));
     }
-    let values = wire::assignments("Person Data", &model.def.person_data, person_data, &model.formats).map_err(ApiError::BadRequest)?;
+    let values = Fields::person_data(&model.def).assign_json(person_data, &model.formats).map_err(ApiError::BadRequest)?;
     let r = crate::domain::recipients::create(t, values).await?;
     ctx.flows.happened(t, r.key, Happening::Created, Lineage::outside()).await;
     let id_index = model.def.recipient_id_index();

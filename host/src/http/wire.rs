@@ -1,50 +1,11 @@
-//! The JSON shapes of records on the wire: reading field assignments from a JSON object against
-//! a list of typed fields, and writing records back.
+//! The JSON shapes of records on the wire: a recipient's body, a table record's body (its values
+//! read by `model::fields`, the one reader of field values), and records written back.
 
 use serde_json::{Map, Value as Json};
 
 use super::error::ApiError;
-use crate::model::{FieldType, Formats, PersonField, TableDef, TableField, Value};
-
-/// A named, typed field of a record.
-pub trait FieldInfo {
-    fn field_name(&self) -> &str;
-    fn field_type(&self) -> FieldType;
-}
-
-impl FieldInfo for PersonField {
-    fn field_name(&self) -> &str {
-        &self.name
-    }
-    fn field_type(&self) -> FieldType {
-        self.ty
-    }
-}
-
-impl FieldInfo for TableField {
-    fn field_name(&self) -> &str {
-        &self.name
-    }
-    fn field_type(&self) -> FieldType {
-        self.ty
-    }
-}
-
-/// Reads `{FIELD: value, ...}` into (field index, value) pairs; the message names the field.
-pub fn assignments<F: FieldInfo>(
-    kind: &str,
-    fields: &[F],
-    object: &Map<String, Json>,
-    formats: &Formats,
-) -> Result<Vec<(usize, Value)>, String> {
-    let mut out = Vec::with_capacity(object.len());
-    for (name, json) in object {
-        let index = fields.iter().position(|f| f.field_name() == name).ok_or_else(|| format!("unknown {kind} field '{name}'"))?;
-        let value = Value::from_json(fields[index].field_type(), json, formats).map_err(|e| format!("{kind} field {name} {e}"))?;
-        out.push((index, value));
-    }
-    Ok(out)
-}
+use crate::model::fields::{FieldInfo, Fields};
+use crate::model::{Formats, TableDef, Value};
 
 /// `{FIELD: value, ...}` for values in field order.
 pub fn record_json<F: FieldInfo>(fields: &[F], values: &[Value], formats: &Formats) -> Json {
@@ -58,7 +19,7 @@ pub fn record_json<F: FieldInfo>(fields: &[F], values: &[Value], formats: &Forma
 /// The body of a table record write: a JSON object.
 pub fn table_assignments(table: &TableDef, json: &Json, formats: &Formats) -> Result<Vec<(usize, Value)>, String> {
     let object = json.as_object().ok_or_else(|| "a record must be a JSON object".to_string())?;
-    assignments(&table.name, &table.fields, object, formats)
+    Fields::table(table).assign_json(object, formats)
 }
 
 /// `{"personData": {...}}`: the Person Data object of a recipient body.

@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value as Json};
 
+use crate::model::fields::{field_value, Given, Record};
 use crate::model::{FieldType, Model, TableDef, Value};
 use crate::store::tenant::{ImportRow, Refusal, Related};
 
@@ -41,8 +42,14 @@ impl Shape<'_> {
     }
 
     /// How the customer calls the fields: "Person Data" or the table's name.
-    pub fn kind(&self) -> &str {
-        self.table.map_or("Person Data", |t| &t.name)
+    pub fn kind(&self) -> Record<'_> {
+        self.table.map_or(Record::PersonData, |t| Record::Table(&t.name))
+    }
+
+    /// Field `index`'s value read from `given`, or the row's refusal naming the field.
+    fn value(&self, index: usize, given: Given<'_>) -> Result<Value, Refusal> {
+        let name = self.name(index);
+        field_value(self.kind(), name, self.ty(index), given, &self.model.formats).map_err(|e| Refusal::of(Some(name), e))
     }
 
     /// The field naming each row's record when no key is given: the Recipient Id, or the
@@ -91,8 +98,7 @@ pub fn csv_row(shape: Shape<'_>, columns: &[usize], row: i64, cells: Vec<Vec<u8>
 fn cell_value(shape: Shape<'_>, index: usize, cell: Vec<u8>) -> Result<Option<(usize, Value)>, Refusal> {
     let name = shape.name(index);
     let text = String::from_utf8(cell).map_err(|_| Refusal::of(Some(name), format!("{name} is not UTF-8 text")))?;
-    let value = Value::from_text(shape.ty(index), &text, &shape.model.formats)
-        .map_err(|e| Refusal::of(Some(name), format!("{} field {name} {e}", shape.kind())))?;
+    let value = shape.value(index, Given::Text(&text))?;
     checked(shape, index, value)
 }
 
@@ -131,8 +137,7 @@ fn object_values(shape: Shape<'_>, object: &Map<String, Json>) -> Result<Vec<(us
     let mut values = Vec::with_capacity(object.len());
     for (name, json) in object {
         let index = shape.position(name).expect("checked above");
-        let value = Value::from_json(shape.ty(index), json, &shape.model.formats)
-            .map_err(|e| Refusal::of(Some(name), format!("{} field {name} {e}", shape.kind())))?;
+        let value = shape.value(index, Given::Json(json))?;
         values.extend(checked(shape, index, value)?);
     }
     Ok(values)

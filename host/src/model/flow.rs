@@ -40,7 +40,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use super::{Model, Value};
+use super::fields::{Fields, Given};
+use super::Model;
 use crate::rsql;
 
 /// A flow as it is defined (its name comes from the route or the TOML's `name`).
@@ -284,15 +285,16 @@ fn nodes(list: &[Node], model: &Model, path: &str, depth: usize, count: &mut usi
                 if fields.is_empty() {
                     out.push(format!("{at}: set needs at least one field"));
                 }
+                let person = Fields::person_data(def);
                 for (name, json) in fields {
-                    match def.person_field(name) {
-                        None => out.push(format!("{at}: set: unknown Person Data field {name}")),
-                        Some(_) if *name == def.recipient_id => out.push(format!("{at}: set: the Recipient Id {name} cannot change")),
-                        Some(f) => {
-                            if let Err(e) = Value::from_json(f.ty, json, &model.formats) {
-                                out.push(format!("{at}: set: field {name} {e}"));
-                            }
+                    let checked = person.position(name).and_then(|i| {
+                        if *name == def.recipient_id {
+                            return Err(format!("the Recipient Id {name} cannot change"));
                         }
+                        person.value(i, Given::Json(json), &model.formats)
+                    });
+                    if let Err(e) = checked {
+                        out.push(format!("{at}: set: {e}"));
                     }
                 }
             }
@@ -403,7 +405,7 @@ mod tests {
             "unknown event 'NOPE'",
             "schedule 'not cron' has 2 fields",
             "node 1: condition filter 'COLOUR==red': unknown Person Data field COLOUR",
-            "node 1 else 1: set: field AGE expects a NUMBER",
+            "node 1 else 1: set: Person Data field AGE expects a NUMBER",
             "node 1 else 1: set: the Recipient Id USER_ID cannot change",
             "node 2: a node has one of",
             "node 3: wait 'soon'",

@@ -5,6 +5,7 @@ pub mod cron;
 pub mod definition;
 pub mod event_graph;
 pub mod evolve;
+pub mod fields;
 pub mod flow;
 mod validate;
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::{FieldType, InstanceSettings, Model, Value};
+use super::{FieldType, InstanceSettings, Model};
 use crate::rsql;
 
 fn valid_name(name: &str) -> bool {
@@ -83,7 +83,7 @@ pub(super) fn problems(model: &Model) -> Vec<String> {
     check_names("Global Data", def.global_data.iter().map(|g| g.name.as_str()), &mut problems);
     for g in &def.global_data {
         if let Some(v) = &g.value {
-            if let Err(e) = Value::from_text(g.ty, v, &model.formats) {
+            if let Err(e) = super::fields::typed(g.ty, super::fields::Given::Text(v), &model.formats) {
                 problems.push(format!("Global Data {} value: {e}", g.name));
             }
         }

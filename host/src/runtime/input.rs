@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use super::host::bindings::herald::platform::types::{Field, Value as WitValue};
+use crate::model::fields::{Fields, Given};
 use crate::model::{Model, Value};
 
 /// The most of a request body kept for a replay.
@@ -164,24 +165,16 @@ pub fn fields_to_json(fields: &[Field]) -> Map<String, Json> {
 /// A recipient given as JSON (`{"FIELD": value}`, values as the REST API takes them, dates also in
 /// ISO 8601) as the Person Data a step or condition receives; fields not given are empty.
 pub fn recipient_from_json(model: &Model, json: &Map<String, Json>) -> Result<Vec<Field>, String> {
+    // Every problem at once (an author fixes the file in one go), in `model::fields`' words.
+    let person = Fields::person_data(&model.def);
     let mut problems = Vec::new();
-    for name in json.keys() {
-        if model.def.person_field(name).is_none() {
-            problems.push(format!("{name} is not a Person Data field"));
+    let mut values = vec![Value::Null; model.def.person_data.len()];
+    for (name, json) in json {
+        match person.position(name).and_then(|i| Ok((i, person.value(i, Given::Json(json), &model.formats)?))) {
+            Ok((i, value)) => values[i] = value,
+            Err(e) => problems.push(e),
         }
     }
-    let values: Vec<Value> = model
-        .def
-        .person_data
-        .iter()
-        .map(|f| match json.get(&f.name) {
-            None => Value::Null,
-            Some(v) => Value::from_json(f.ty, v, &model.formats).unwrap_or_else(|e| {
-                problems.push(format!("{} {e}", f.name));
-                Value::Null
-            }),
-        })
-        .collect();
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }

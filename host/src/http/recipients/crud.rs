@@ -17,6 +17,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{AppJson, AppPath, AppQuery, PublicCaller};
 use crate::http::openapi::schemas as s;
 use crate::http::{filter_condition, wire, ApiContext};
+use crate::model::fields::Fields;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(list, create, read, upsert, remove, super::export::method))]
@@ -61,8 +62,8 @@ async fn list(State(ctx): State<ApiContext>, caller: PublicCaller, AppQuery(q): 
     ))]
 async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, AppJson(body): AppJson<Json_>) -> ApiResult<Response> {
     let t = &caller.tenant;
-    let values = wire::assignments("Person Data", &t.model.def.person_data, wire::person_data(&body)?, &t.model.formats)
-        .map_err(ApiError::BadRequest)?;
+    let values =
+        Fields::person_data(&t.model.def).assign_json(wire::person_data(&body)?, &t.model.formats).map_err(ApiError::BadRequest)?;
     let r = domain::recipients::create(t, values).await?;
     ctx.flows.happened(t, r.key, Happening::Created, Lineage::outside()).await;
     Ok(created(&t.model, &r))
@@ -95,8 +96,8 @@ async fn upsert(
     let t = &caller.tenant;
     let model = &t.model;
     let target = parse_ref(model, &id)?;
-    let mut values = wire::assignments("Person Data", &model.def.person_data, wire::person_data(&body)?, &model.formats)
-        .map_err(ApiError::BadRequest)?;
+    let mut values =
+        Fields::person_data(&model.def).assign_json(wire::person_data(&body)?, &model.formats).map_err(ApiError::BadRequest)?;
     match domain::recipients::find(t, target.field, &target.value).await? {
         Some(existing) => {
             let r = domain::recipients::update(t, &existing, values).await?;

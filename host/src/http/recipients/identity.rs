@@ -3,6 +3,7 @@
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::decode_twice;
+use crate::model::fields::{typed, Given};
 use crate::model::{Model, Value};
 use crate::store::tenant::Recipient;
 use crate::tenants::Tenant;
@@ -35,7 +36,7 @@ pub(crate) fn parse_ref(model: &Model, segment: &str) -> ApiResult<RecipientRef>
     if text.is_empty() {
         return Err(ApiError::bad("the recipient identifier in the path is empty"));
     }
-    let value = Value::from_text(fields[field].ty, &text, &model.formats)
+    let value = typed(fields[field].ty, Given::Text(&text), &model.formats)
         .map_err(|e| ApiError::bad(format!("the path expression field {} {e}", fields[field].name)))?;
     Ok(RecipientRef { field, value })
 }

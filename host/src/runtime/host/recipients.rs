@@ -9,11 +9,12 @@ use wasmtime::component::Linker;
 
 use super::bindings::herald::platform::{recipients_read, recipients_write};
 use super::values::{
-    all_shown, condition, field_values, key_value, person_fields, person_values, recipient_id, shown, table_fields, unique_key,
+    all_shown, condition, field_values, person_fields, person_values, recipient_id, shown, table_fields, table_id, unique_key,
 };
 use super::{from_domain, from_store, guest_text, invalid, Answer, Data, DataView, Field, GuestError, WitValue, MAX_FIND};
 use crate::domain;
 use crate::domain::triggers::Happening;
+use crate::model::fields::Fields;
 use crate::runtime::state::CallState;
 use crate::store::tenant::EntryOutcome;
 
@@ -59,7 +60,7 @@ impl recipients_read::Host for DataView<'_> {
 impl recipients_write::Host for DataView<'_> {
     async fn create(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
         let tenant = Arc::clone(self.tenant);
-        let values = person_values(&tenant.model, fields)?;
+        let values = person_values(&tenant.model, &fields)?;
         let stored = domain::recipients::create(&tenant, values).await.map_err(from_domain)?;
         self.note_change(|| {
             format!("recipient {} created: {}", recipient_id(&tenant.model, &stored.values), all_shown(&tenant.model, &stored.values))
@@ -72,7 +73,7 @@ impl recipients_write::Host for DataView<'_> {
         let tenant = Arc::clone(self.tenant);
         let model = &tenant.model;
         let (index, value) = unique_key(model, &key_field, key)?;
-        let values = person_values(model, fields)?;
+        let values = person_values(model, &fields)?;
         let given = self.journal.as_ref().map(|_| shown(model, &values));
         let stored =
             domain::recipients::update_by(&tenant, index, &value, values).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
@@ -82,7 +83,7 @@ impl recipients_write::Host for DataView<'_> {
 
     async fn upsert(&mut self, fields: Vec<Field>) -> Answer<Vec<Field>> {
         let tenant = Arc::clone(self.tenant);
-        let values = person_values(&tenant.model, fields)?;
+        let values = person_values(&tenant.model, &fields)?;
         let given = self.journal.as_ref().map(|_| shown(&tenant.model, &values));
         let (stored, created) = domain::recipients::upsert(&tenant, values).await.map_err(from_domain)?;
         self.note_change(|| {
@@ -123,13 +124,7 @@ impl recipients_write::Host for DataView<'_> {
         let def = model.def.one_to_many_table(&table).ok_or(GuestError::NotFound)?;
         let (index, value) = unique_key(model, &key_field, key)?;
         let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
-        let entries = records
-            .into_iter()
-            .map(|fields| {
-                field_values(&def.fields, |d| (d.name.as_str(), d.ty), fields, model, |name| format!("unknown field {table}.{name}"))
-                    .map_err(guest_text)
-            })
-            .collect();
+        let entries = records.into_iter().map(|fields| field_values(Fields::table(def), &fields, model).map_err(guest_text)).collect();
         let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = domain::tables::batch_upsert(&tenant, &scope, entries).await.map_err(from_domain)?;
         if let Some(EntryOutcome::Invalid(m)) = outcomes.iter().find(|o| matches!(o, EntryOutcome::Invalid(_))) {
@@ -147,8 +142,7 @@ impl recipients_write::Host for DataView<'_> {
         let def = model.def.one_to_many_table(&table).ok_or(GuestError::NotFound)?;
         let (index, value) = unique_key(model, &key_field, key)?;
         let recipient = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
-        let id_field = def.identifier();
-        let ids = ids.into_iter().map(|v| key_value(id_field.ty, &id_field.name, v, model).map_err(guest_text)).collect();
+        let ids = ids.iter().map(|v| table_id(model, def, v).map_err(guest_text)).collect();
         let scope = domain::tables::one_to_many(&tenant, &def.name, recipient.key).map_err(from_domain)?;
         let outcomes = domain::tables::batch_delete(&tenant, &scope, ids).await.map_err(from_domain)?;
         let deleted = outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32;

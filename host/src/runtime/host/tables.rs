@@ -8,6 +8,7 @@ use super::bindings::herald::platform::tables;
 use super::values::{condition, field_values, shown_record, table_fields, table_id};
 use super::{from_domain, Answer, Data, DataView, Field, WitValue, MAX_FIND};
 use crate::domain;
+use crate::model::fields::Fields;
 use crate::runtime::state::CallState;
 use crate::store::tenant::TableRef;
 use crate::tenants::Tenant;
@@ -24,7 +25,7 @@ impl tables::Host for DataView<'_> {
     async fn get(&mut self, table: String, id: WitValue) -> Answer<Option<Vec<Field>>> {
         let tenant = Arc::clone(self.tenant);
         let scope = gdt(&tenant, &table)?;
-        let id = table_id(&tenant.model, scope.def, id)?;
+        let id = table_id(&tenant.model, scope.def, &id)?;
         Ok(domain::tables::record(&tenant, &scope, &id).await.map_err(from_domain)?.map(|r| table_fields(scope.def, &r)))
     }
 
@@ -40,8 +41,7 @@ impl tables::Host for DataView<'_> {
         let tenant = Arc::clone(self.tenant);
         let model = &tenant.model;
         let scope = gdt(&tenant, &table)?;
-        let values =
-            field_values(&scope.def.fields, |d| (d.name.as_str(), d.ty), fields, model, |name| format!("unknown field {table}.{name}"))?;
+        let values = field_values(Fields::table(scope.def), &fields, model)?;
         domain::tables::upsert(&tenant, &scope, &values).await.map_err(from_domain)?;
         self.note_change(|| format!("{table}: record upserted: {}", shown_record(scope.def, model, &values)));
         Ok(())
@@ -50,7 +50,7 @@ impl tables::Host for DataView<'_> {
     async fn delete(&mut self, table: String, id: WitValue) -> Answer<bool> {
         let tenant = Arc::clone(self.tenant);
         let scope = gdt(&tenant, &table)?;
-        let id = table_id(&tenant.model, scope.def, id)?;
+        let id = table_id(&tenant.model, scope.def, &id)?;
         let deleted = domain::tables::delete(&tenant, &scope, &id).await.map_err(from_domain)?;
         if deleted {
             self.note_change(|| format!("{table}: record {} deleted", id.to_json(&tenant.model.formats)));

@@ -1,28 +1,23 @@
 //! WIT values and the model's, both ways, with the messages a guest reads: a field's type, a
 //! unique key, a filter; and the lines a local run's journal shows of what a call wrote.
 
-use chrono::NaiveDate;
-
 use super::{from_domain, invalid, Answer, Field, GuestError, WitValue};
 use crate::domain;
-use crate::model::{FieldType, Model, TableDef, Value};
+use crate::model::fields::{FieldInfo, Fields, Given};
+use crate::model::{Model, TableDef, Value};
 use crate::rsql;
 use crate::tenants::Tenant;
-use crate::values::value::parse_iso_timestamp;
 
-/// A WIT value as a value of a field of type `ty`.
-pub(super) fn to_model(ty: FieldType, name: &str, value: WitValue, model: &Model) -> Result<Value, GuestError> {
-    let wrong = || invalid(format!("field {name} is {}", ty.name()));
-    let value = match (value, ty) {
-        (WitValue::Null, _) => Value::Null,
-        (WitValue::Text(t), _) => Value::from_text(ty, &t, &model.formats).map_err(|e| invalid(format!("field {name} {e}")))?,
-        (WitValue::Number(n), FieldType::Number) => Value::Number(n),
-        (WitValue::Boolean(b), FieldType::Boolean) => Value::Bool(b),
-        (WitValue::Date(d), FieldType::Date) => Value::Date(NaiveDate::parse_from_str(&d, "%Y-%m-%d").map_err(|_| wrong())?),
-        (WitValue::Timestamp(t), FieldType::Timestamp) => Value::Timestamp(parse_iso_timestamp(&t).ok_or_else(wrong)?),
-        _ => return Err(wrong()),
-    };
-    value.checked().map_err(|e| invalid(format!("field {name} {e}")))
+/// A WIT value as `model::fields` reads it (each typed variant must be of its field's type).
+fn given(value: &WitValue) -> Given<'_> {
+    match value {
+        WitValue::Null => Given::Null,
+        WitValue::Text(t) => Given::Text(t),
+        WitValue::Number(n) => Given::Number(*n),
+        WitValue::Boolean(b) => Given::Boolean(*b),
+        WitValue::Date(d) => Given::IsoDate(d),
+        WitValue::Timestamp(t) => Given::IsoTimestamp(t),
+    }
 }
 
 pub(super) fn to_wit(value: &Value) -> WitValue {
@@ -48,24 +43,19 @@ pub fn person_fields(model: &Model, values: &[Value]) -> Vec<Field> {
 
 /// (field index, value) of a unique Person Data field.
 pub(super) fn unique_key(model: &Model, key_field: &str, key: WitValue) -> Answer<(usize, Value)> {
-    let index = model
-        .def
-        .person_data
-        .iter()
-        .position(|f| f.name == key_field)
-        .ok_or_else(|| invalid(format!("unknown Person Data field {key_field}")))?;
-    let field = &model.def.person_data[index];
-    if !field.unique {
+    let person = Fields::person_data(&model.def);
+    let index = person.position(key_field).map_err(invalid)?;
+    if !model.def.person_data[index].unique {
         return Err(invalid(format!("{key_field} is not unique")).into());
     }
-    Ok((index, key_value(field.ty, &field.name, key, model)?))
+    Ok((index, key_value(person, index, &key, model)?))
 }
 
 /// A key's value: a key without one matches nothing, and would be a NULL the database cannot
 /// type (PostgreSQL refuses the query), so it is the guest's mistake.
-pub(super) fn key_value(ty: FieldType, name: &str, key: WitValue, model: &Model) -> Result<Value, GuestError> {
-    match to_model(ty, name, key, model)? {
-        Value::Null => Err(invalid(format!("the key {name} has no value"))),
+pub(super) fn key_value<F: FieldInfo>(fields: Fields<'_, F>, index: usize, key: &WitValue, model: &Model) -> Result<Value, GuestError> {
+    match fields.value(index, given(key), &model.formats).map_err(invalid)? {
+        Value::Null => Err(invalid(format!("the key {} has no value", fields.fields[index].field_name()))),
         value => Ok(value),
     }
 }
@@ -74,33 +64,24 @@ pub(super) fn table_fields(def: &TableDef, values: &[Value]) -> Vec<Field> {
     def.fields.iter().zip(values).map(|(f, v)| Field { name: f.name.clone(), value: to_wit(v) }).collect()
 }
 
-pub(super) fn table_id(model: &Model, def: &TableDef, id: WitValue) -> Result<Value, GuestError> {
-    let field = def.identifier();
-    key_value(field.ty, &field.name, id, model)
+/// A table record's identifier.
+pub(super) fn table_id(model: &Model, def: &TableDef, id: &WitValue) -> Result<Value, GuestError> {
+    let index = def.fields.iter().position(|f| f.identifier).expect("validated: one identifier per table");
+    key_value(Fields::table(def), index, id, model)
 }
 
-/// `fields` as (index, value) pairs of the fields `defs` describes (`name_and_type` reads one),
-/// each value checked against its field's type; a name not among them is refused with
-/// `unknown(name)`.
-pub(super) fn field_values<D>(
-    defs: &[D],
-    name_and_type: impl Fn(&D) -> (&str, FieldType),
-    fields: Vec<Field>,
+/// A guest's fields as (field index, value) pairs of `fields`, read by `model::fields`.
+pub(super) fn field_values<F: FieldInfo>(
+    fields: Fields<'_, F>,
+    given_fields: &[Field],
     model: &Model,
-    unknown: impl Fn(&str) -> String,
 ) -> Result<Vec<(usize, Value)>, GuestError> {
-    fields
-        .into_iter()
-        .map(|f| {
-            let i = defs.iter().position(|d| name_and_type(d).0 == f.name).ok_or_else(|| invalid(unknown(&f.name)))?;
-            Ok((i, to_model(name_and_type(&defs[i]).1, &f.name, f.value, model)?))
-        })
-        .collect()
+    fields.assign(given_fields.iter().map(|f| (&f.name, given(&f.value))), &model.formats).map_err(invalid)
 }
 
 /// The Person Data values of `fields`, checked against the model (by field index).
-pub(super) fn person_values(model: &Model, fields: Vec<Field>) -> Result<Vec<(usize, Value)>, GuestError> {
-    field_values(&model.def.person_data, |p| (p.name.as_str(), p.ty), fields, model, |name| format!("unknown Person Data field {name}"))
+pub(super) fn person_values(model: &Model, fields: &[Field]) -> Result<Vec<(usize, Value)>, GuestError> {
+    field_values(Fields::person_data(&model.def), fields, model)
 }
 
 /// A recipient's Recipient Id, for the journal.

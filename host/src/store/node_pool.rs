@@ -99,6 +99,9 @@ impl NodePool {
             .min_connections(0)
             .idle_timeout(Duration::from_secs(60))
             .acquire_timeout(settings.acquire_timeout)
+            // No ping before lending: the `SET search_path` every use starts with is the liveness
+            // check (`SchemaPool::lend`), a round trip fewer per read.
+            .test_before_acquire(false)
             // A connection lent to nobody names no instance's schema.
             .after_connect(|conn, _| Box::pin(async move { conn.execute("SET search_path TO pg_catalog").await.map(|_| ()) }))
             .connect_lazy(url)?;
@@ -161,33 +164,74 @@ impl SchemaPool {
         }
     }
 
-    /// A connection and this instance's share. `acquire` (not `try_acquire`) even when one is
-    /// idle: it pings the idle connection first, so one that died with the database (a restart,
-    /// a failover) is replaced rather than lent.
-    async fn acquire(&self) -> Result<(PoolConnection<Any>, OwnedSemaphorePermit), sqlx::Error> {
-        let (permit, since) = self.permit().await?;
+    /// A connection from the pool, which lends idle ones without a ping: each use's first
+    /// statement (setting the schema) is the check. A connection that died with the database (a
+    /// restart, a failover) fails it, is closed, and the next one is tried (`again`) until the
+    /// pool opens a fresh one; so the first call after a restart succeeds, as with a ping, without
+    /// a ping's round trip on every read.
+    async fn pooled(&self, since: Instant) -> Result<PoolConnection<Any>, sqlx::Error> {
         let got = self.node.pool.acquire().await;
         self.node.note_wait(since, matches!(got, Err(sqlx::Error::PoolTimedOut)));
-        Ok((got?, permit))
+        got
+    }
+
+    /// Whether to try another connection after the `tried`th failed with `e`: only when the
+    /// connection was lost, and at most once per connection the pool may hold, plus a fresh one.
+    fn again(&self, e: &sqlx::Error, tried: u32) -> bool {
+        lost(e) && tried <= self.node.settings.instance_connections()
     }
 
     /// A connection whose session works in this schema.
     pub async fn connection(&self) -> Result<(PoolConnection<Any>, OwnedSemaphorePermit), sqlx::Error> {
-        let (mut conn, permit) = self.acquire().await?;
-        if let Err(e) = conn.execute(format!("SET search_path TO {}", self.schema).as_str()).await {
-            // Never back to the pool with its path unknown.
-            conn.close_on_drop();
-            return Err(e);
+        let (permit, since) = self.permit().await?;
+        let set = format!("SET search_path TO {}", self.schema);
+        for tried in 1.. {
+            let mut conn = self.pooled(since).await?;
+            match conn.execute(set.as_str()).await {
+                Ok(_) => return Ok((conn, permit)),
+                Err(e) => {
+                    // Never back to the pool with its path unknown.
+                    conn.close_on_drop();
+                    if !self.again(&e, tried) {
+                        return Err(e);
+                    }
+                }
+            }
         }
-        Ok((conn, permit))
+        unreachable!("the loop returns")
     }
 
     /// A transaction in this schema (the path is set for the transaction only).
     pub async fn begin(&self) -> Result<(Transaction<'static, Any>, OwnedSemaphorePermit), sqlx::Error> {
-        let (conn, permit) = self.acquire().await?;
-        let mut tx = Transaction::begin(conn, None).await?;
-        tx.execute(format!("SET LOCAL search_path TO {}", self.schema).as_str()).await?;
-        Ok((tx, permit))
+        let (permit, since) = self.permit().await?;
+        let set = format!("SET LOCAL search_path TO {}", self.schema);
+        for tried in 1.. {
+            let conn = self.pooled(since).await?;
+            // A transaction that failed to start or to set its path is rolled back on drop, and
+            // a lost connection with it fails its next check.
+            let failed = match Transaction::begin(conn, None).await {
+                Ok(mut tx) => match tx.execute(set.as_str()).await {
+                    Ok(_) => return Ok((tx, permit)),
+                    Err(e) => e,
+                },
+                Err(e) => e,
+            };
+            if !self.again(&failed, tried) {
+                return Err(failed);
+            }
+        }
+        unreachable!("the loop returns")
+    }
+}
+
+/// Whether `e` says the connection itself is gone (closed by a restarted or failed-over server,
+/// or the server shutting it down), rather than that the statement failed.
+fn lost(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_) => true,
+        // 57P01..57P05: the server is shutting the session down; class 08: connection exceptions.
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08")),
+        _ => false,
     }
 }
 

@@ -46,6 +46,14 @@ status_kib() {
   done </proc/$PID/status
 }
 rss_kib() { status_kib VmRSS; echo "$STATUS_KIB"; }
+# The server's CPU time so far (user and system, all its threads), in microseconds, from
+# /proc/$PID/stat (fields 14 and 15, in clock ticks).
+cpu_us() {
+  local stat
+  read -r stat </proc/$PID/stat
+  set -- ${stat##*) }
+  echo $(( (${12} + ${13}) * 1000000 / $(getconf CLK_TCK) ))
+}
 peak_kib() { status_kib VmHWM; echo "$STATUS_KIB"; }
 
 # Builds a guest example (release, wasm32-wasip2) and prints the path of its component.

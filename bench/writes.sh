@@ -20,8 +20,11 @@ need_wrk
 bench_instance
 AUTH="Authorization: Bearer $TOKEN"
 row() { echo "| $1 | $2 |"; }
-load() { # name url [lua]: sets RPS, P99 and BAD of wrk -c$CONNS on url
+load() { # name url [lua]: sets RPS, P99, BAD and CPU (the server's CPU us a call) of wrk -c$CONNS on url
+  local before
+  before=$(cpu_us)
   wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -H "$AUTH" ${3:+-s "$3"} "$2" >"$DIR/$1.txt"
+  CPU=$(( ($(cpu_us) - before) / $(awk '/requests in/ {print $1}' "$DIR/$1.txt") ))
   RPS=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$DIR/$1.txt")
   P99=$(to_ms "$(awk '$1 == "99%" {print $2}' "$DIR/$1.txt")")
   BAD=$(awk '/Non-2xx/ {print $NF}' "$DIR/$1.txt"); BAD=${BAD:-0}
@@ -50,7 +53,7 @@ PY
 row "sequential client, one credential: calls refused of 2,000" "$REFUSED"
 
 load create "$B/recipients" bench/create-recipient.lua
-row "POST a recipient: created/s (non-2xx)" "$RPS ($BAD)"
+row "POST a recipient: created/s (non-2xx), server CPU a call" "$RPS ($BAD), $CPU us"
 row "POST a recipient: p99" "$P99 ms"
 
 # A batch of 1000 new records, then the same 1000 again (updates), each on a fresh recipient.
@@ -70,8 +73,8 @@ row "One-To-Many batch of 1000 records, created (median of 5)" "$(median new) ms
 row "One-To-Many batch of 1000 records, updated (median of 5)" "$(median again) ms"
 
 load read "$B/recipients/1"
-READ=$RPS; READ_P99=$P99; READ_BAD=$BAD
+READ=$RPS; READ_P99=$P99; READ_BAD=$BAD; READ_CPU=$CPU
 load native "$B/testing/open/bench/hello"
-row "GET one recipient: requests/s (non-2xx), p99" "$READ ($READ_BAD), $READ_P99 ms"
-row "native hello route: requests/s, p99" "$RPS, $P99 ms"
+row "GET one recipient: requests/s (non-2xx), p99, server CPU a call" "$READ ($READ_BAD), $READ_P99 ms, $READ_CPU us"
+row "native hello route: requests/s, p99, server CPU a call" "$RPS, $P99 ms, $CPU us"
 row "GET one recipient / native hello route" "$(printf '%.2fx' "$(echo "$READ / $RPS" | bc -l)")"

@@ -139,7 +139,7 @@ pub const SQLITE_READERS: u32 = 2;
 pub const SQLITE_BACKGROUND_READERS: u32 = 1;
 
 /// A reader that has not been used for this long is closed (its thread ends).
-const SQLITE_READER_IDLE: Duration = Duration::from_secs(30);
+pub(super) const SQLITE_READER_IDLE: Duration = Duration::from_secs(30);
 
 thread_local! {
     /// Set on the threads of queued work (`queue::threads`).

@@ -323,8 +323,16 @@ impl Tenants {
                     tracing::warn!(error = %e, "instance refresh failed");
                 }
                 tenants.put_to_sleep(Instant::now());
+                tenants.shed_idle_readers();
             }
         })
+    }
+
+    /// Closes the open instances' point readers that went unused for a while.
+    fn shed_idle_readers(&self) {
+        for tenant in self.open_tenants() {
+            tenant.db.shed_idle_readers();
+        }
     }
 }
 

@@ -5,11 +5,8 @@
 //! On SQLite, sqlx would hand each row from its worker thread to the async side and copy it twice
 //! on the way (into its SQLite row, then into the Any driver's): an export of a million recipients
 //! spent most of its 15 s there (BENCHMARKS.md, "Bulk transfer"). The batches are read instead by
-//! a connection of their own to the file, with rusqlite, on a blocking thread, each row decoded
-//! straight from SQLite's memory. It is the same SQLite library as sqlx's (`libsqlite3-sys`,
-//! which Cargo links once), so its locks are ones the other connections of the process know
-//! about. The connection never writes (`query_only`); it opens the file read-write for the reason
-//! `Db::open_sqlite` gives. On PostgreSQL the rows come from sqlx's stream.
+//! a connection of their own to the file, with rusqlite (`direct.rs`), on a blocking thread, each
+//! row decoded straight from SQLite's memory. On PostgreSQL the rows come from sqlx's stream.
 //!
 //! Either way the selection is one statement: one snapshot from its first row to its last
 //! (WAL on SQLite, the statement's snapshot on PostgreSQL), so rows written meanwhile are in it
@@ -19,15 +16,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use rusqlite::types::{Value as SqlValue, ValueRef};
-use rusqlite::{Connection, OpenFlags};
 use tokio::sync::mpsc;
 
-use super::codec::{date_text, stored_date, stored_timestamp, timestamp_text};
+use super::direct::{failed, open, read, stored};
 use super::{Recipient, TenantDb};
 use crate::model::{FieldType, Model, Value};
 use crate::rsql::Condition;
-use crate::store::{StoreError, StoreResult};
+use crate::store::StoreResult;
 
 /// Recipients a batch holds.
 const BATCH: usize = 512;
@@ -76,7 +71,7 @@ fn full(batch: &mut Vec<Recipient>, last: bool) -> Option<Vec<Recipient>> {
 type Sender = mpsc::Sender<StoreResult<Vec<Recipient>>>;
 
 fn scan(file: &Path, sql: &str, binds: &[Value], types: &[FieldType], tx: &Sender) -> StoreResult<()> {
-    let conn = open(file)?;
+    let conn = open(file, BUSY_TIMEOUT)?;
     let mut statement = conn.prepare(sql).map_err(failed)?;
     let mut rows = statement.query(rusqlite::params_from_iter(binds.iter().map(stored))).map_err(failed)?;
     let mut batch = Vec::with_capacity(BATCH);
@@ -117,57 +112,8 @@ async fn stream(db: &TenantDb, sql: &str, binds: &[Value], types: &[FieldType], 
     Ok(())
 }
 
-fn open(file: &Path) -> StoreResult<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(file, flags).map_err(unavailable)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(failed)?;
-    conn.pragma_update(None, "query_only", true).map_err(failed)?;
-    Ok(conn)
-}
-
-/// A filter's value as the column stores it (`codec::bind` for sqlx).
-fn stored(value: &Value) -> SqlValue {
-    match value {
-        Value::Null => SqlValue::Null,
-        Value::Text(s) => SqlValue::Text(s.clone()),
-        Value::Number(n) => SqlValue::Real(*n),
-        Value::Bool(b) => SqlValue::Integer(i64::from(*b)),
-        Value::Date(d) => SqlValue::Text(date_text(*d)),
-        Value::Timestamp(t) => SqlValue::Text(timestamp_text(*t)),
-    }
-}
-
-/// A column's value as a value of its field's type (`codec::decode` for sqlx).
-fn read(raw: ValueRef<'_>, ty: FieldType) -> StoreResult<Value> {
-    let corrupt = |what: String| StoreError::Db(sqlx::Error::Decode(what.into()));
-    // Borrowed from SQLite's memory: only a STRING's text is copied.
-    let text = |bytes| std::str::from_utf8(bytes).map_err(|_| corrupt("stored text is not UTF-8".into()));
-    Ok(match (ty, raw) {
-        (_, ValueRef::Null) => Value::Null,
-        (FieldType::String, ValueRef::Text(bytes)) => Value::Text(text(bytes)?.to_string()),
-        (FieldType::Number, ValueRef::Real(n)) => Value::Number(n),
-        (FieldType::Number, ValueRef::Integer(n)) => Value::Number(n as f64),
-        (FieldType::Boolean, ValueRef::Integer(n)) => Value::Bool(n != 0),
-        (FieldType::Date, ValueRef::Text(bytes)) => Value::Date(stored_date(text(bytes)?).map_err(corrupt)?),
-        (FieldType::Timestamp, ValueRef::Text(bytes)) => Value::Timestamp(stored_timestamp(text(bytes)?).map_err(corrupt)?),
-        (ty, other) => return Err(corrupt(format!("a {ty:?} field holds a stored {:?}", other.data_type()))),
-    })
-}
-
-/// The file cannot be opened now: the instance answers 503, as when sqlx cannot reach it.
-fn unavailable(e: rusqlite::Error) -> StoreError {
-    StoreError::Db(sqlx::Error::Io(std::io::Error::other(e)))
-}
-
-fn failed(e: rusqlite::Error) -> StoreError {
-    match e {
-        rusqlite::Error::SqliteFailure(code, _) if code.code == rusqlite::ErrorCode::DatabaseBusy => unavailable(e),
-        e => StoreError::Db(sqlx::Error::Decode(Box::new(e))),
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use chrono::{NaiveDate, NaiveDateTime};
     use futures_util::StreamExt;
 
@@ -182,15 +128,10 @@ mod tests {
         all
     }
 
-    /// The SQLite scan reads what sqlx reads, for every field type, filtered by a value of each.
-    #[tokio::test]
-    async fn the_sqlite_scan_reads_what_sqlx_reads() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = crate::store::Backend::Sqlite { data_dir: dir.path().into() }.open_tenant("x").await.unwrap();
-        let model = Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap();
-        db.ensure_schema(&model).await.unwrap();
+    /// `n` recipients of the demo's model with a value of every type (every 7th empty).
+    pub(in crate::store::tenant) fn sample_rows(model: &Model, n: u64) -> Vec<Vec<Value>> {
         let day = NaiveDate::from_ymd_opt(1990, 1, 1).unwrap();
-        let rows: Vec<Vec<Value>> = (1..=1300)
+        (1..=n)
             .map(|i| {
                 model
                     .def
@@ -210,8 +151,18 @@ mod tests {
                     })
                     .collect()
             })
-            .collect();
-        db.insert_recipients(&model, &rows).await.unwrap();
+            .collect()
+    }
+
+    /// The SQLite scan reads what sqlx reads, for every field type, filtered by a value of each.
+    #[tokio::test]
+    async fn the_sqlite_scan_reads_what_sqlx_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::Backend::Sqlite { data_dir: dir.path().into() }.open_tenant("x").await.unwrap();
+        let model = Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap();
+        db.ensure_schema(&model).await.unwrap();
+        let day = NaiveDate::from_ymd_opt(1990, 1, 1).unwrap();
+        db.insert_recipients(&model, &sample_rows(&model, 1300)).await.unwrap();
         let condition = Condition {
             sql: format!(
                 "{} >= ? AND {} = ? AND {} > ? AND {} <> ? AND {} < ?",

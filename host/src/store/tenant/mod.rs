@@ -4,6 +4,7 @@
 mod batches;
 mod codec;
 mod communications;
+mod direct;
 mod export_pages;
 mod extensions;
 mod flow_runs;
@@ -47,6 +48,8 @@ use crate::model::Model;
 #[derive(Debug, Clone)]
 pub struct TenantDb {
     db: Db,
+    /// Point reads on the calling thread (SQLite only): `direct.rs`.
+    direct: Option<std::sync::Arc<direct::DirectReaders>>,
     extension_records: extensions::RecordCache,
     flow_cache: flows::FlowCache,
 }
@@ -54,7 +57,16 @@ pub struct TenantDb {
 impl TenantDb {
     /// Opens an instance's store (`Backend::open_tenant` chooses where).
     pub(in crate::store) fn new(db: Db) -> TenantDb {
-        TenantDb { db, extension_records: extensions::RecordCache::new(), flow_cache: flows::FlowCache::default() }
+        let direct = db.sqlite_file().map(|file| std::sync::Arc::new(direct::DirectReaders::new(file.into())));
+        TenantDb { db, direct, extension_records: extensions::RecordCache::new(), flow_cache: flows::FlowCache::default() }
+    }
+
+    /// Closes the point readers unused as long as an idle sqlx reader is kept (the registry's
+    /// rounds), so that an open but quiet instance holds no more descriptors than before.
+    pub fn shed_idle_readers(&self) {
+        if let Some(direct) = &self.direct {
+            direct.shed_idle(super::db::SQLITE_READER_IDLE);
+        }
     }
 
     pub fn dialect(&self) -> crate::rsql::Dialect {
@@ -74,7 +86,9 @@ impl TenantDb {
     /// Connections of this instance's own pools: (open, idle), for the operator's metrics (none
     /// on PostgreSQL, where instances share the node's pool).
     pub fn connections(&self) -> (u32, usize) {
-        self.db.connections()
+        let (open, idle) = self.db.connections();
+        let direct = self.direct.as_ref().map_or(0, |d| d.idle());
+        (open + direct as u32, idle + direct)
     }
 
     /// A reader for a stream of rows ([`TenantDb::recipients_stream`]).

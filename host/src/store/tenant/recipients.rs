@@ -7,6 +7,7 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
+use super::direct;
 use super::schema::insertion_order;
 use super::{conflict_on_unique, select_list, Conn, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
@@ -63,17 +64,38 @@ fn returning(model: &Model) -> String {
 
 impl TenantDb {
     /// The recipient whose field `field` holds `value`.
+    /// The recipient whose unique field `field` holds `value`.
     pub async fn find_recipient(&self, model: &Model, field: usize, value: &Value) -> StoreResult<Option<Recipient>> {
         let name = &model.def.person_data[field].name;
-        let sql = self.db.sql_string(format!("{} WHERE {} = ? LIMIT 2", select(model), column(name)));
-        let rows = bind(sqlx::query(&sql), value).fetch_all(&mut *self.db.reader().await?).await?;
-        Ok(rows.first().map(|r| decode_recipient(model, r)).transpose()?)
+        let sql = self.db.sql_string(format!("{} WHERE {} = ?", select(model), column(name)));
+        if let Some(read) = self.direct_recipient(model, &sql, direct::stored(value)) {
+            return read;
+        }
+        let row = bind(sqlx::query(&sql), value).fetch_optional(&mut *self.db.reader().await?).await?;
+        Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
     pub async fn recipient_by_key(&self, model: &Model, key: i64) -> StoreResult<Option<Recipient>> {
         let sql = self.db.sql_string(format!("{} WHERE _id = ?", select(model)));
+        if let Some(read) = self.direct_recipient(model, &sql, rusqlite::types::Value::Integer(key)) {
+            return read;
+        }
         let row = sqlx::query(&sql).bind(key).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
+    }
+
+    /// A point read of one recipient on the calling thread (SQLite, `direct.rs`); `None` on
+    /// PostgreSQL, or when it would wait: the sqlx path reads it then.
+    fn direct_recipient(&self, model: &Model, sql: &str, param: rusqlite::types::Value) -> Option<StoreResult<Option<Recipient>>> {
+        self.direct.as_ref()?.read(|conn| {
+            direct::first_row(conn, sql, &[param], |row| {
+                let mut values = Vec::with_capacity(model.def.person_data.len());
+                for (i, field) in model.def.person_data.iter().enumerate() {
+                    values.push(direct::read(row.get_ref(i + 1).map_err(direct::failed)?, field.ty)?);
+                }
+                Ok(Recipient { key: row.get(0).map_err(direct::failed)?, values })
+            })
+        })
     }
 
     /// Recipients matching `condition` (all without one), in creation order, as a stream: rows

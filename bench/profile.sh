@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Where a call's time goes (issue 20: the profiles behind the gaps BENCHMARKS.md reports): the
+# Where a call's time goes (issues 20 and 41: the profiles behind the gaps BENCHMARKS.md reports): the
 # server under a wrk load (-t1 -c$CONNS for $DURATION s) while `perf record` samples it, then the
-# heaviest symbols (self time) and their share, grouped into the parts of a call. Self time only:
+# heaviest symbols (self time) and their share, grouped into the parts of a call, each also in
+# microseconds of the server's CPU a call (its CPU time over the load, from /proc). Self time only:
 # a release build has no frame pointers, so perf's call chains (and inclusive times) are partial.
 #
 #   bench/profile.sh reuse      # guest-examples/rust/hello with reuse_calls 1000, open endpoint
@@ -55,10 +56,12 @@ esac
 wrk -t1 -c"$CONNS" -d2s "${HEADER[@]}" "$URL" >/dev/null
 perf record -q -F 1999 -g -p "$PID" -o "$DIR/perf.data" -- sleep "$DURATION" 2>/dev/null &
 PERF=$!
+CPU_BEFORE=$(cpu_us)
 wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HEADER[@]}" "$URL" >"$DIR/wrk.txt"
+CPU_CALL=$(( ($(cpu_us) - CPU_BEFORE) / $(awk '/requests in/ {print $1}' "$DIR/wrk.txt") ))
 wait $PERF || true
 rps=$(awk '/Requests\/sec/ {printf "%d", $2}' "$DIR/wrk.txt")
-echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost)"
+echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost), server CPU $CPU_CALL us a call"
 # Self time by symbol, then the same samples grouped into the parts of a call.
 perf report -i "$DIR/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
   awk '/^ +[0-9.]+%/ {print}' >"$DIR/symbols.txt"
@@ -67,9 +70,9 @@ echo "| self % | symbol |"
 echo "|---|---|"
 awk -v top="$TOP" 'NR <= top {pct=$1; kind=$2; $1=""; $2=""; sub(/^ +/, ""); printf "| %s | %s `%s` |\n", pct, kind, substr($0, 1, 90)}' "$DIR/symbols.txt"
 echo
-echo "| part of the call (self time, by symbol name) | % |"
-echo "|---|---|"
-awk '
+echo "| part of the call (self time, by symbol name) | % | us of CPU a call |"
+echo "|---|---|---|"
+awk -v call="$CPU_CALL" '
   { pct = $1 + 0; s = $0
     if (s ~ /\[k\]/ && s ~ /futex|schedule|switch_to|finish_task_switch|try_to_wake|ttwu|pick_next|enqueue_task|dequeue_task|update_curr|__switch|spin_unlock_irq|irqentry_exit/) g = "kernel: thread switches, wake-ups, interrupts"
     else if (s ~ /\[k\]/ && s ~ /tcp|ip_|skb|sock|net_|__dev|loopback|inet|epoll|sys_recv|sys_send|__sys|syscall|entry_SYSCALL|do_syscall/) g = "kernel: sockets, epoll and system calls"
@@ -84,4 +87,4 @@ awk '
     else if (s ~ /herald/) g = "herald itself"
     else g = "other"
     total[g] += pct }
-  END { for (g in total) printf "| %s | %.1f |\n", g, total[g] }' "$DIR/symbols.txt" | sort -t'|' -k3 -rn
+  END { for (g in total) printf "| %s | %.1f | %.1f |\n", g, total[g], total[g] * call / 100 }' "$DIR/symbols.txt" | sort -t'|' -k3 -rn

@@ -121,7 +121,7 @@ async fn every_call_has_a_request_id_on_its_answer_and_its_log_lines() {
     let mut child = command
         .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--log-format", "json"])
         .env("HERALD_DATA_DIR", dir.path().join("data"))
-        .env("RUST_LOG", "info,tower_http=debug")
+        .env("RUST_LOG", "info,herald::requests=debug")
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
         .kill_on_drop(true)
@@ -140,6 +140,15 @@ async fn every_call_has_a_request_id_on_its_answer_and_its_log_lines() {
     let line = text.lines().find(|l| l.contains("json-log-line-42")).unwrap_or_else(|| panic!("no log line of the call:\n{text}"));
     let parsed: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
     assert_eq!(parsed["span"]["request_id"], "json-log-line-42", "{parsed}");
+    // herald::requests=debug: a line when the call starts and one when it is answered.
+    let answered = text
+        .lines()
+        .filter(|l| l.contains("json-log-line-42"))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["fields"]["message"] == "finished processing request")
+        .unwrap_or_else(|| panic!("no answer line:\n{text}"));
+    assert_eq!(answered["fields"]["status"], 401, "{answered}");
+    assert!(answered["fields"]["latency_ms"].as_f64().is_some(), "{answered}");
     assert!(text.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()), "every line is JSON:\n{text}");
 }
 

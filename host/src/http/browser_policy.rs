@@ -30,8 +30,8 @@ pub struct Frameable;
 const SANDBOX: &str = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
 const SANDBOX_UNFRAMED: &str = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads; frame-ancestors 'none'";
 
-/// Adds the headers above to `response` (a `map_response` of every public router).
-pub async fn apply(mut response: Response) -> Response {
+/// Adds the headers above to `response` (`front.rs`, on every answer of a public listener).
+pub fn apply(response: &mut Response) {
     let own_page = response.extensions().get::<HeraldPage>().is_some();
     let frameable = response.extensions().get::<Frameable>().is_some();
     let headers = response.headers_mut();
@@ -43,7 +43,6 @@ pub async fn apply(mut response: Response) -> Response {
     if !frameable {
         headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
-    response
 }
 
 #[cfg(test)]
@@ -51,11 +50,16 @@ mod tests {
     use super::*;
     use axum::response::IntoResponse;
 
-    #[tokio::test]
-    async fn a_guest_cannot_lift_the_sandbox_with_a_policy_of_its_own() {
+    fn applied(mut response: Response) -> Response {
+        apply(&mut response);
+        response
+    }
+
+    #[test]
+    fn a_guest_cannot_lift_the_sandbox_with_a_policy_of_its_own() {
         let mut guest = ([(header::CONTENT_SECURITY_POLICY, "default-src *")], "<script>sessionStorage</script>").into_response();
         guest.extensions_mut().insert(crate::http::negotiate::GuestAnswer);
-        let answered = apply(guest).await;
+        let answered = applied(guest);
         let policies: Vec<_> = answered.headers().get_all(header::CONTENT_SECURITY_POLICY).iter().collect();
         assert_eq!(policies.len(), 2, "{policies:?}");
         assert!(policies.iter().any(|p| p.to_str().unwrap().starts_with("sandbox allow-scripts")), "{policies:?}");
@@ -64,15 +68,15 @@ mod tests {
         assert_eq!(answered.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
     }
 
-    #[tokio::test]
-    async fn herald_pages_keep_their_policy_and_webapps_may_be_framed() {
+    #[test]
+    fn herald_pages_keep_their_policy_and_webapps_may_be_framed() {
         let mut page = ([(header::CONTENT_SECURITY_POLICY, "default-src 'self'")], "console").into_response();
         page.extensions_mut().insert(HeraldPage);
-        let page = apply(page).await;
+        let page = applied(page);
         assert_eq!(page.headers().get_all(header::CONTENT_SECURITY_POLICY).iter().count(), 1);
         let mut webapp = "<html>".into_response();
         webapp.extensions_mut().insert(Frameable);
-        let webapp = apply(webapp).await;
+        let webapp = applied(webapp);
         assert_eq!(webapp.headers()[header::CONTENT_SECURITY_POLICY], SANDBOX);
         assert!(webapp.headers().get(header::X_FRAME_OPTIONS).is_none());
     }

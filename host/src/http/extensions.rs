@@ -138,7 +138,7 @@ pub(super) fn id_in_url(id: &str) -> String {
 async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepared, door: Door, path: &str, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
     // One payload limit on every listener. A declared length over it was refused before the call
-    // (`negotiate::refuse_oversized`), and hyper holds a body to the length it declares, so such a
+    // (`front.rs`), and hyper holds a body to the length it declares, so such a
     // body streams to the guest as it arrives. A body of undeclared length (chunked) is read
     // first, up to the limit: past it the call is answered 413 and the guest never runs.
     let body = if parts.headers.contains_key(header::CONTENT_LENGTH) {

@@ -15,6 +15,7 @@ pub(crate) mod extract;
 mod flow_runs;
 mod flow_stats;
 mod flows;
+mod front;
 mod global_data;
 mod guard;
 mod imports;
@@ -38,8 +39,6 @@ use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::Router;
-use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
 
 pub use error::{ApiError, ApiResult};
 // For the fuzz tests of path identifiers.
@@ -163,88 +162,21 @@ pub fn api_router(ctx: ApiContext) -> Router {
     let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
     let app =
         Router::new().merge(guarded).merge(token).merge(open).merge(webapps::router()).merge(openapi::router()).merge(console::router());
-    observed(public(app).with_state(ctx))
+    public(app).with_state(ctx)
 }
 
-/// What every public listener does around its routes: one payload limit (a declared length over
-/// it refused before anything is read), JSON answers labelled, and the browser policy.
+/// What every public listener does around its routes: one payload limit, and `front.rs` (the
+/// request id and the call's span, a declared length over the limit refused before anything is
+/// read, JSON answers labelled, the browser policy); and, where an operator listener shows the
+/// figures, each call's count and duration (by route template, never the raw path).
 fn public(router: Router<ApiContext>) -> Router<ApiContext> {
-    router
-        .layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES))
-        .layer(middleware::from_fn(negotiate::refuse_oversized))
-        .layer(middleware::map_response(|mut r: axum::response::Response| async move {
-            negotiate::label_json(&mut r);
-            r
-        }))
-        .layer(middleware::map_response(browser_policy::apply))
-}
-
-/// What every call on a public listener gets: an `X-Request-Id` (the caller's, or a new random
-/// one) on its log lines and on its answer, and its count and duration in the operator's metrics
-/// (by route template, never the raw path).
-fn observed(router: Router) -> Router {
-    // Only timed where an operator listener shows the figures: the middleware costs a few
-    // percent of the fastest calls (a cloned route and two boxed futures per call).
-    let router = if crate::ops::metrics::recording() { router.layer(middleware::from_fn(crate::ops::metrics::track)) } else { router };
-    router
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(|request: &axum::extract::Request| {
-                    let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
-                })
-                // Not an error line for every answer 5xx: an extension's own 500 is its answer (outcome
-                // `error`, `runtime::outcome`), and Herald's own faults are logged where they happen
-                // (`error.rs`, the call path's `fault`).
-                .on_failure(()),
-        )
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
-        .layer(middleware::map_request(drop_unsafe_request_id))
-}
-
-/// The longest `X-Request-Id` a client may choose.
-const MAX_REQUEST_ID: usize = 64;
-
-/// A client's `X-Request-Id` is kept only when it is short and of letters, digits and `-_.:`;
-/// any other is dropped, so that a new one is made (it goes into every log line of the call and
-/// back in the answer: a long or odd one would fill logs or forge their fields).
-async fn drop_unsafe_request_id(mut request: axum::extract::Request) -> axum::extract::Request {
-    let headers = request.headers_mut();
-    let mut ids = headers.get_all("x-request-id").iter();
-    let safe = match (ids.next(), ids.next()) {
-        (Some(id), None) => {
-            let id = id.as_bytes();
-            !id.is_empty() && id.len() <= MAX_REQUEST_ID && id.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(b))
-        }
-        (None, _) => true,
-        (Some(_), Some(_)) => false,
-    };
-    if !safe {
-        headers.remove("x-request-id");
-    }
-    request
-}
-
-/// A random 64-bit prefix drawn once per process and a counter, in hex: unique across nodes
-/// without drawing random bits at every call.
-#[derive(Clone, Copy)]
-struct RandomRequestId;
-
-impl MakeRequestId for RandomRequestId {
-    fn make_request_id<B>(&mut self, _request: &axum::http::Request<B>) -> Option<RequestId> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let prefix = *PREFIX.get_or_init(rand::random);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut id = [0u8; 32];
-        for (i, byte) in prefix.to_be_bytes().iter().chain(n.to_be_bytes().iter()).enumerate() {
-            id[2 * i] = HEX[usize::from(byte >> 4)];
-            id[2 * i + 1] = HEX[usize::from(byte & 15)];
-        }
-        axum::http::HeaderValue::from_bytes(&id).ok().map(RequestId::new)
+    let router = router.layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES)).layer(front::FrontLayer);
+    // Only where shown: the middleware costs a few percent of the fastest calls (a cloned route
+    // and two boxed futures per call).
+    if crate::ops::metrics::recording() {
+        router.layer(middleware::from_fn(crate::ops::metrics::track))
+    } else {
+        router
     }
 }
 
@@ -264,7 +196,7 @@ fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.
 pub fn extensions_router(ctx: ApiContext) -> Router {
     let app = open_extensions(&ctx).fallback(|| async { ApiError::NotFound });
-    observed(public(app).with_state(ctx))
+    public(app).with_state(ctx)
 }
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.

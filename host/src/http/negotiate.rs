@@ -27,17 +27,6 @@ pub async fn json_only(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-/// Refuses a body whose declared length is over the limit before reading any of it. (Bodies
-/// without a declared length are cut off by the body limit once they pass it.)
-pub async fn refuse_oversized(request: Request, next: Next) -> Response {
-    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
-    // An import's body has a limit of its own, which its handler keeps.
-    if declared.is_some_and(|n| n > super::MAX_PAYLOAD_BYTES as u64) && !super::imports::takes_import_body(request.uri().path()) {
-        return ApiError::PayloadTooLarge.into_response();
-    }
-    next.run(request).await
-}
-
 /// For routes whose bodies are not JSON (multipart uploads) but whose answers are: only the
 /// `Accept` header is checked.
 pub async fn answers_json(request: Request, next: Next) -> Response {

@@ -67,7 +67,21 @@ impl Visit for Quoting<'_> {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.write(field, &format!("{value:?}"));
+        use std::fmt::Write as _;
+        // Formatted into a buffer of the thread's, not a new string per field (a request's span
+        // records three at every call).
+        thread_local! {
+            static FORMATTED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        FORMATTED.with(|buffer| match buffer.try_borrow_mut() {
+            Ok(mut text) => {
+                text.clear();
+                let _ = write!(text, "{value:?}");
+                self.write(field, &text);
+            }
+            // A value whose formatting logs (re-entered): a string of its own.
+            Err(_) => self.write(field, &format!("{value:?}")),
+        });
     }
 }
 
@@ -80,17 +94,27 @@ fn write_escaped(out: &mut impl fmt::Write, value: &str, quoted: bool) -> fmt::R
     if quoted {
         out.write_char('"')?;
     }
-    for c in value.chars() {
-        match c {
-            '"' if quoted => out.write_str("\\\"")?,
-            '\\' if quoted => out.write_str("\\\\")?,
-            '\n' => out.write_str("\\n")?,
-            '\r' => out.write_str("\\r")?,
-            '\t' => out.write_str("\\t")?,
-            c if c.is_control() => write!(out, "\\u{{{:x}}}", c as u32)?,
-            c => out.write_char(c)?,
+    // Runs of characters that need no escape are written whole.
+    let mut plain_from = 0;
+    for (at, c) in value.char_indices() {
+        let escaped = match c {
+            '"' if quoted => "\\\"",
+            '\\' if quoted => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            c if c.is_control() => "",
+            _ => continue,
+        };
+        out.write_str(&value[plain_from..at])?;
+        if escaped.is_empty() {
+            write!(out, "\\u{{{:x}}}", c as u32)?;
+        } else {
+            out.write_str(escaped)?;
         }
+        plain_from = at + c.len_utf8();
     }
+    out.write_str(&value[plain_from..])?;
     if quoted {
         out.write_char('"')?;
     }
@@ -100,6 +124,16 @@ fn write_escaped(out: &mut impl fmt::Write, value: &str, quoted: bool) -> fmt::R
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn escapes_land_between_whole_runs_of_plain_text() {
+        let mut out = String::new();
+        write_escaped(&mut out, "é 1\u{1}x\"y\\z\n", true).unwrap();
+        assert_eq!(out, "\"é 1\\u{1}x\\\"y\\\\z\\n\"");
+        out.clear();
+        write_escaped(&mut out, "plain\ttab \"kept\"", false).unwrap();
+        assert_eq!(out, "plain\\ttab \"kept\"");
+    }
 
     use tracing_subscriber::fmt::MakeWriter;
 

@@ -163,7 +163,11 @@ impl ConcurrencyLimiter {
     fn local(&self, customer_id: &str) -> Option<OwnedSemaphorePermit> {
         let semaphore = {
             let mut slots = self.slots.lock().expect("slots lock");
-            slots.entry(customer_id.to_string()).or_insert_with(|| Arc::new(Semaphore::new(self.per_instance))).clone()
+            // Looked up first: `entry` would make the id's string at every call.
+            match slots.get(customer_id) {
+                Some(semaphore) => Arc::clone(semaphore),
+                None => Arc::clone(slots.entry(customer_id.to_string()).or_insert_with(|| Arc::new(Semaphore::new(self.per_instance)))),
+            }
         };
         semaphore.try_acquire_owned().ok()
     }

@@ -42,6 +42,16 @@ impl Counter {
     fn used(&self) -> u64 {
         self.shared + self.flushing + self.pending
     }
+
+    /// Counts one call if it is within `cap`; `Err` is the usage a refusal reports.
+    fn count(&mut self, cap: u64, reset_secs: u64) -> Result<Usage, Usage> {
+        let used = self.used();
+        if used >= cap {
+            return Err(Usage { limit: cap, remaining: 0, reset_secs });
+        }
+        self.pending += 1;
+        Ok(Usage { limit: cap, remaining: cap - used - 1, reset_secs })
+    }
 }
 
 pub struct DailyCounters {
@@ -70,29 +80,20 @@ impl DailyCounters {
     pub async fn admit(&self, customer_id: &str, cap: u64, now_millis: i64) -> StoreResult<Result<Usage, Usage>> {
         let now = DateTime::from_timestamp_millis(now_millis).unwrap_or_else(Utc::now);
         let today = now.date_naive();
-        let known = {
-            let counters = self.counters.lock().expect("counters lock");
-            counters.get(customer_id).is_some_and(|c| c.day == today)
-        };
-        if !known {
-            // First call of the day on this node: start from the shared count.
-            let shared = self.control.daily_usage(customer_id, &day_key(today)).await?;
-            let mut counters = self.counters.lock().expect("counters lock");
-            let c = counters.entry(customer_id.to_string()).or_insert(Counter::new(today, shared));
-            if c.day != today {
-                // Calls of the previous day not flushed yet are dropped with it: the cap is per day.
-                *c = Counter::new(today, shared);
-            }
-        }
-        let mut counters = self.counters.lock().expect("counters lock");
-        let c = counters.get_mut(customer_id).expect("inserted above");
-        let used = c.used();
         let reset_secs = seconds_to_midnight(now);
-        if used >= cap {
-            return Ok(Err(Usage { limit: cap, remaining: 0, reset_secs }));
+        // The common case, one lock: a counter of today's.
+        if let Some(c) = self.counters.lock().expect("counters lock").get_mut(customer_id).filter(|c| c.day == today) {
+            return Ok(c.count(cap, reset_secs));
         }
-        c.pending += 1;
-        Ok(Ok(Usage { limit: cap, remaining: cap - used - 1, reset_secs }))
+        // First call of the day on this node: start from the shared count.
+        let shared = self.control.daily_usage(customer_id, &day_key(today)).await?;
+        let mut counters = self.counters.lock().expect("counters lock");
+        let c = counters.entry(customer_id.to_string()).or_insert(Counter::new(today, shared));
+        if c.day != today {
+            // Calls of the previous day not flushed yet are dropped with it: the cap is per day.
+            *c = Counter::new(today, shared);
+        }
+        Ok(c.count(cap, reset_secs))
     }
 
     /// The calls each instance used today as this node knows them (the shared total plus its own

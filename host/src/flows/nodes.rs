@@ -14,7 +14,6 @@ use crate::domain;
 use crate::domain::triggers::{Happening, Lineage, MAX_CHAIN_DEPTH};
 use crate::model::fields::Fields;
 use crate::model::flow::{parse_wait, ConditionNode, Flow, Node, NodeKind};
-
 use crate::runtime::{self as call, person_fields, Answered, Call, ExtensionKind, Logged};
 use crate::store::tenant::Recipient;
 use crate::tenants::Tenant;

@@ -65,7 +65,7 @@ async fn create(caller: PublicCaller, AppPath(name): AppPath<String>, AppJson(bo
     let scope = table(t, &name)?;
     let values = wire::table_assignments(scope.def, &body, &t.model.formats).map_err(ApiError::BadRequest)?;
     domain::tables::insert(t, &scope, &values).await?;
-    let id_index = scope.def.fields.iter().position(|f| f.identifier).expect("validated");
+    let id_index = scope.def.identifier_index();
     let id = values.iter().find(|(i, _)| *i == id_index).map(|(_, v)| v.clone()).expect("insert checked it");
     let stored = domain::tables::record(t, &scope, &id).await?.ok_or(ApiError::NotFound)?;
     Ok((StatusCode::CREATED, Json(wire::record_json(&scope.def.fields, &stored, &t.model.formats))).into_response())
@@ -94,7 +94,7 @@ async fn upsert(
     let scope = table(t, &name)?;
     let id = batch::path_identifier(scope.def, &decode_twice(&id)?, &t.model.formats)?;
     let mut values = wire::table_assignments(scope.def, &body, &t.model.formats).map_err(ApiError::BadRequest)?;
-    let id_index = scope.def.fields.iter().position(|f| f.identifier).expect("validated");
+    let id_index = scope.def.identifier_index();
     if values.iter().any(|(i, v)| *i == id_index && *v != id) {
         return Err(ApiError::bad(format!("{} in the body differs from the path", scope.def.identifier().name)));
     }

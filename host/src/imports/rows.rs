@@ -56,7 +56,7 @@ impl Shape<'_> {
     /// table's identifier.
     pub fn identifier(&self) -> usize {
         match self.table {
-            Some(t) => t.fields.iter().position(|f| f.identifier).expect("validated: one identifier per table"),
+            Some(t) => t.identifier_index(),
             None => self.model.def.recipient_id_index(),
         }
     }

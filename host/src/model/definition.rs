@@ -86,7 +86,12 @@ pub struct TableDef {
 
 impl TableDef {
     pub fn identifier(&self) -> &TableField {
-        self.fields.iter().find(|f| f.identifier).expect("validated: one identifier per table")
+        &self.fields[self.identifier_index()]
+    }
+
+    /// The index of the identifier field among `fields`.
+    pub fn identifier_index(&self) -> usize {
+        self.fields.iter().position(|f| f.identifier).expect("validated: one identifier per table")
     }
 
     pub fn field(&self, name: &str) -> Option<&TableField> {

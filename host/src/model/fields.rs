@@ -85,11 +85,6 @@ impl<F: FieldInfo> Fields<'_, F> {
         self.fields.iter().position(|f| f.field_name() == name).ok_or_else(|| format!("unknown {} field {name}", self.record))
     }
 
-    /// Every name in `names` that is not a field (to refuse them all at once).
-    pub fn unknown<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Vec<&'n str> {
-        names.into_iter().filter(|n| !self.fields.iter().any(|f| f.field_name() == *n)).collect()
-    }
-
     /// Field `index`'s value read from `given`; the message names the record and the field.
     pub fn value(&self, index: usize, given: Given<'_>, formats: &Formats) -> Result<Value, String> {
         let field = &self.fields[index];
@@ -196,7 +191,6 @@ mod tests {
         assert_eq!(text, "Person Data field AGE expects a NUMBER, got 'many'");
         assert_eq!(wit, "Person Data field AGE expects a NUMBER");
         assert_eq!(person.position("SHOE_SIZE").unwrap_err(), "unknown Person Data field SHOE_SIZE");
-        assert_eq!(person.unknown(["AGE", "SHOE_SIZE", "X"]), ["SHOE_SIZE", "X"]);
         let out_of_range = person.value(age, Given::Number(1e300), f).unwrap_err();
         assert!(out_of_range.starts_with("Person Data field AGE is out of range"), "{out_of_range}");
     }

@@ -66,8 +66,7 @@ pub(super) fn table_fields(def: &TableDef, values: &[Value]) -> Vec<Field> {
 
 /// A table record's identifier.
 pub(super) fn table_id(model: &Model, def: &TableDef, id: &WitValue) -> Result<Value, GuestError> {
-    let index = def.fields.iter().position(|f| f.identifier).expect("validated: one identifier per table");
-    key_value(Fields::table(def), index, id, model)
+    key_value(Fields::table(def), def.identifier_index(), id, model)
 }
 
 /// A guest's fields as (field index, value) pairs of `fields`, read by `model::fields`.

@@ -43,7 +43,7 @@ pub enum EntryOutcome {
 
 impl TableRef<'_> {
     fn id_index(&self) -> usize {
-        self.def.fields.iter().position(|f| f.identifier).expect("validated")
+        self.def.identifier_index()
     }
 
     /// `WHERE` for the scope (and the identifier when `with_id`), with the scope's bind first.

@@ -10,7 +10,11 @@
 #   bench/profile.sh native     # the native hello route behind the same admission
 #   bench/profile.sh read       # GET one recipient (with DATABASE_URL=... for PostgreSQL)
 #
-# Needs perf (linux-perf); HERALD_BIN runs another build. Symbols need a build with them: the
+# CALLERS=1 samples call chains from the stack (`perf record --call-graph dwarf`, fewer samples a
+# second) and also prints the inclusive share of the frames Herald's call passes through: where a
+# call's time goes by who asked for it, allocation and copies included.
+# PERF=0 measures without the profiler (requests/s and CPU a call only: what `bench/compare.sh`
+# alternates between two builds). Needs perf (linux-perf); HERALD_BIN runs another build. Symbols need a build with them: the
 # script builds the release profile with debug line tables kept (CARGO_PROFILE_RELEASE_DEBUG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +26,8 @@ CONNS=${CONNS:-16}
 TOP=${TOP:-25}
 export CARGO_PROFILE_RELEASE_DEBUG=${CARGO_PROFILE_RELEASE_DEBUG:-line-tables-only}
 unset RUST_BACKTRACE RUST_LIB_BACKTRACE
-command -v perf >/dev/null || { echo "perf is not installed (Debian: linux-perf)" >&2; exit 1; }
+PERF=${PERF:-1}
+[ "$PERF" = 0 ] || command -v perf >/dev/null || { echo "perf is not installed (Debian: linux-perf)" >&2; exit 1; }
 FEATURES=testing
 SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
 source bench/lib.sh
@@ -54,16 +59,26 @@ case "$WHAT" in
 esac
 [ "$(curl -s -o /dev/null -w '%{http_code}' "${HEADER[@]}" "$URL")" = 200 ] || { echo "$URL does not answer 200" >&2; exit 1; }
 wrk -t1 -c"$CONNS" -d2s "${HEADER[@]}" "$URL" >/dev/null
-perf record -q -F 1999 -g -p "$PID" -o "$DIR/perf.data" -- sleep "$DURATION" 2>/dev/null &
-PERF=$!
+if [ "$PERF" != 0 ]; then
+  if [ "${CALLERS:-0}" = 1 ]; then
+    perf record -q -F 199 --call-graph dwarf,16384 -p "$PID" -o "$DIR/perf.data" -- sleep "$DURATION" 2>/dev/null &
+  else
+    perf record -q -F 1999 -g -p "$PID" -o "$DIR/perf.data" -- sleep "$DURATION" 2>/dev/null &
+  fi
+  RECORDING=$!
+fi
 CPU_BEFORE=$(cpu_us)
 wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HEADER[@]}" "$URL" >"$DIR/wrk.txt"
 CPU_CALL=$(( ($(cpu_us) - CPU_BEFORE) / $(awk '/requests in/ {print $1}' "$DIR/wrk.txt") ))
-wait $PERF || true
 rps=$(awk '/Requests\/sec/ {printf "%d", $2}' "$DIR/wrk.txt")
+if [ "$PERF" = 0 ]; then
+  echo "$WHAT $rps $CPU_CALL"
+  exit 0
+fi
+wait $RECORDING || true
 echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost), server CPU $CPU_CALL us a call"
 # Self time by symbol, then the same samples grouped into the parts of a call.
-perf report -i "$DIR/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
+perf report -i "$DIR/perf.data" --no-children --no-inline --sort symbol --stdio 2>/dev/null |
   awk '/^ +[0-9.]+%/ {print}' >"$DIR/symbols.txt"
 echo
 echo "| self % | symbol |"
@@ -88,3 +103,13 @@ awk -v call="$CPU_CALL" '
     else g = "other"
     total[g] += pct }
   END { for (g in total) printf "| %s | %.1f | %.1f |\n", g, total[g], total[g] * call / 100 }' "$DIR/symbols.txt" | sort -t'|' -k3 -rn
+if [ "${CALLERS:-0}" = 1 ]; then
+  echo
+  echo "| inclusive % | us of CPU a call | frame (Herald's, and the libraries' entry points) |"
+  echo "|---|---|---|"
+  perf report -i "$DIR/perf.data" --children --no-inline --sort symbol --stdio -g none 2>/dev/null |
+    awk '/^ +[0-9.]+% +[0-9.]+%/' |
+    grep -E 'herald_host::|hyper::proto::h1::(dispatch|role)|wasmtime_wasi_http|call_handle|instantiate|tokio::runtime::task::raw::poll|axum::routing::Router|mi_free|_mi_malloc|memmove|entry_SYSCALL' |
+    head -"${CALLERS_TOP:-45}" |
+    awk -v call="$CPU_CALL" '{ pct = $1 + 0; $1 = ""; $2 = ""; $3 = ""; sub(/^ +/, ""); printf "| %.1f | %.1f | `%s` |\n", pct, pct * call / 100, substr($0, 1, 110) }'
+fi

@@ -35,6 +35,8 @@ pub fn apply(response: &mut Response) {
     let own_page = response.extensions().get::<HeraldPage>().is_some();
     let frameable = response.extensions().get::<Frameable>().is_some();
     let headers = response.headers_mut();
+    // Room for these and the request id at once, rather than a growth per header.
+    headers.reserve(4);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     if !own_page {
         let policy = if frameable { SANDBOX } else { SANDBOX_UNFRAMED };

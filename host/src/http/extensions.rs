@@ -15,16 +15,15 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::get;
 use axum::Router;
 use http_body_util::BodyExt;
 
 use super::error::ApiError;
 use super::extract::{decode_twice, AppPath, PublicCaller};
-use super::guard::OpenInstance;
 use super::openapi::schemas as s;
 use super::ApiContext;
 use crate::assets::RelPath;
@@ -37,19 +36,8 @@ use crate::tenants::Tenant;
 #[openapi(paths(secure, secure_with_path, open, open_with_path, logs))]
 pub(super) struct Doc;
 
-pub(super) fn secure_router() -> Router<ApiContext> {
-    Router::new()
-        .route("/extensions/logs/{extension_id}", get(logs))
-        .route("/extensions/secure/{extension_id}", any(secure))
-        .route("/extensions/secure/{extension_id}/", any(secure))
-        .route("/extensions/secure/{extension_id}/{*path}", any(secure))
-}
-
-pub(crate) fn open_router() -> Router<ApiContext> {
-    Router::new()
-        .route("/extensions/open/{customer_id}/{extension_id}", any(open))
-        .route("/extensions/open/{customer_id}/{extension_id}/", any(open))
-        .route("/extensions/open/{customer_id}/{extension_id}/{*path}", any(open))
+pub(super) fn logs_router() -> Router<ApiContext> {
+    Router::new().route("/extensions/logs/{extension_id}", get(logs))
 }
 
 fn split(params: Vec<String>) -> (String, String) {
@@ -66,16 +54,21 @@ fn split(params: Vec<String>) -> (String, String) {
         (status = 403, description = "The extension is not of this endpoint (open or secure)."),
         (status = 502, description = "The extension failed (a trap or a broken answer)."),
         (status = 504, description = "The extension ran past its deadline.")))]
-async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(params): AppPath<Vec<String>>, request: Request) -> Response {
+#[allow(dead_code)]
+fn secure() {}
+
+/// A call on the secure endpoint (`extension_calls.rs` admitted it): the route's parameters are
+/// the extension's id and the rest of the path.
+pub(super) async fn call_secure(ctx: &ApiContext, tenant: &Arc<Tenant>, params: Vec<String>, request: Request) -> Response {
     let (id, path) = split(params);
-    let (id, extension) = match load(&ctx, &caller.tenant, &id).await {
+    let (id, extension) = match load(ctx, tenant, &id).await {
         Ok(e) => e,
         Err(refusal) => return refusal.into_response(),
     };
     if extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(&ctx, &caller.tenant, &id, extension, Door::Secure, &path, request).await
+    call(ctx, tenant, &id, extension, Door::Secure, &path, request).await
 }
 
 #[utoipa::path(method(get, put, post, delete), path = "/extensions/open/{customerId}/{extensionId}", tag = "Extensions",
@@ -86,21 +79,21 @@ async fn secure(State(ctx): State<ApiContext>, caller: PublicCaller, AppPath(par
         (status = 403, description = "The extension is not of this endpoint (open or secure)."),
         (status = 502, description = "The extension failed (a trap or a broken answer)."),
         (status = 504, description = "The extension ran past its deadline.")))]
-async fn open(
-    State(ctx): State<ApiContext>,
-    OpenInstance(tenant): OpenInstance,
-    AppPath(params): AppPath<Vec<String>>,
-    request: Request,
-) -> Response {
+#[allow(dead_code)]
+fn open() {}
+
+/// A call on the open endpoint (`extension_calls.rs` admitted it): the route's parameters are
+/// the instance, the extension's id and the rest of the path.
+pub(super) async fn call_open(ctx: &ApiContext, tenant: &Arc<Tenant>, params: Vec<String>, request: Request) -> Response {
     let (id, path) = split(params.into_iter().skip(1).collect());
-    let (id, extension) = match load(&ctx, &tenant, &id).await {
+    let (id, extension) = match load(ctx, tenant, &id).await {
         Ok(e) => e,
         Err(refusal) => return refusal.into_response(),
     };
     if !extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(&ctx, &tenant, &id, extension, Door::Open, &path, request).await
+    call(ctx, tenant, &id, extension, Door::Open, &path, request).await
 }
 
 /// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.

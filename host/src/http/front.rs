@@ -71,11 +71,13 @@ where
     fn call(&mut self, mut request: Request) -> Self::Future {
         let id = request_id(&request);
         request.headers_mut().insert(REQUEST_ID, id.clone());
+        // Text fields, not `Display` ones: the log format writes a `&str` as it is, where a
+        // `Display` value is first formatted into a buffer (at every call, for the span's fields).
         let span = tracing::info_span!(
             "request",
-            method = %request.method(),
-            path = %request.uri().path(),
-            request_id = %String::from_utf8_lossy(id.as_bytes()),
+            method = request.method().as_str(),
+            path = request.uri().path(),
+            request_id = id.to_str().unwrap_or("-"),
         );
         let started = tracing::enabled!(target: REQUESTS, tracing::Level::DEBUG).then(|| {
             span.in_scope(|| tracing::debug!(target: REQUESTS, "started processing request"));

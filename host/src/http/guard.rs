@@ -102,7 +102,7 @@ impl<S: Send + Sync> FromRequestParts<S> for OpenInstance {
 }
 
 /// Tells the request metrics which instance a response was for.
-fn label(response: &mut Response, tenant: &Tenant) {
+pub(super) fn label(response: &mut Response, tenant: &Tenant) {
     // Only where metrics are recorded: three allocations a call otherwise.
     if !crate::ops::metrics::recording() {
         return;
@@ -112,7 +112,7 @@ fn label(response: &mut Response, tenant: &Tenant) {
 
 /// Takes one of the instance's concurrent slots and counts the call against its daily cap, or
 /// answers the refusal.
-async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot, Usage), Response> {
+pub(super) async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot, Usage), Response> {
     let slot = match ctx.limits.concurrency.admit(tenant.customer_id()).await {
         Ok(Some(slot)) => slot,
         Ok(None) => return Err(ApiError::TooManyRequests { retry_after: 1 }.into_response()),
@@ -130,7 +130,7 @@ async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot, Usage), R
     }
 }
 
-fn usage_headers(response: &mut Response, usage: Usage) {
+pub(super) fn usage_headers(response: &mut Response, usage: Usage) {
     let headers = response.headers_mut();
     for (name, value) in
         [("x-ratelimit-limit", usage.limit), ("x-ratelimit-remaining", usage.remaining), ("x-ratelimit-reset", usage.reset_secs)]
@@ -197,25 +197,63 @@ pub mod rate {
         Arc::new(builder.key_extractor(key).finish().expect("period and burst are not zero"))
     }
 
-    /// The layer and a task that forgets idle keys every minute (the key map would grow with
-    /// every address ever seen otherwise).
+    /// One smoothing (its buckets, keyed by `K`), shared by the routes behind its layer and by the
+    /// extension calls' services (`extension_calls.rs`), which check it themselves: a client has
+    /// one allowance whichever route it calls.
+    pub struct Smoothing<K: KeyExtractor> {
+        config: Arc<GovernorConfig<K, NoOpMiddleware>>,
+    }
+
+    impl<K: KeyExtractor> Clone for Smoothing<K> {
+        fn clone(&self) -> Self {
+            Smoothing { config: Arc::clone(&self.config) }
+        }
+    }
+
+    impl<K> Smoothing<K>
+    where
+        K: KeyExtractor + Send + Sync + 'static,
+        K::Key: Send + Sync + 'static,
+    {
+        /// The buckets and a task that forgets idle keys every minute (the key map would grow
+        /// with every address ever seen otherwise).
+        pub fn new(key: K, per_second: u32, burst: u32) -> Smoothing<K> {
+            let config = config(key, per_second, burst);
+            let limiter = config.limiter().clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    tick.tick().await;
+                    if Arc::strong_count(&limiter) == 1 {
+                        return; // the server is gone
+                    }
+                    limiter.retain_recent();
+                }
+            });
+            Smoothing { config }
+        }
+
+        /// The layer for a router's routes.
+        pub fn layer(&self) -> GovernorLayer<K, NoOpMiddleware, axum::body::Body> {
+            GovernorLayer::new(Arc::clone(&self.config)).error_handler(refusal)
+        }
+
+        /// Counts one call of `key`, or answers the refusal (as the layer would).
+        pub fn check(&self, key: &K::Key) -> Result<(), axum::response::Response> {
+            use governor::clock::{Clock, DefaultClock};
+            self.config.limiter().check_key(key).map_err(|negative| {
+                let wait_time = negative.wait_time_from(DefaultClock::default().now()).as_secs();
+                refusal(GovernorError::TooManyRequests { wait_time, headers: None })
+            })
+        }
+    }
+
+    /// A layer of its own (buckets that no other route shares).
     pub fn layer<K>(key: K, per_second: u32, burst: u32) -> GovernorLayer<K, NoOpMiddleware, axum::body::Body>
     where
         K: KeyExtractor + Send + Sync + 'static,
         K::Key: Send + Sync + 'static,
     {
-        let config = config(key, per_second, burst);
-        let limiter = config.limiter().clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(60));
-            loop {
-                tick.tick().await;
-                if Arc::strong_count(&limiter) == 1 {
-                    return; // the server is gone
-                }
-                limiter.retain_recent();
-            }
-        });
-        GovernorLayer::new(config).error_handler(refusal)
+        Smoothing::new(key, per_second, burst).layer()
     }
 }

@@ -9,6 +9,7 @@ mod console;
 mod discovery;
 mod embedded;
 pub(crate) mod error;
+mod extension_calls;
 mod extension_status;
 mod extensions;
 pub(crate) mod extract;
@@ -148,16 +149,20 @@ pub fn api_router(ctx: ApiContext) -> Router {
     let guarded = json_api
         .merge(uploads)
         .merge(webdav::router())
-        .merge(extensions::secure_router())
+        .merge(extensions::logs_router())
         .merge(extension_status::secure_router())
         .fallback(|| async { ApiError::NotFound })
         .layer(middleware::from_fn_with_state(ctx.clone(), guard::instance_limits));
-    let guarded = if rate.smooths_credentials() {
-        guarded.layer(guard::rate::layer(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst))
-    } else {
-        guarded
+    let credentials = rate
+        .smooths_credentials()
+        .then(|| guard::rate::Smoothing::new(guard::rate::CredentialKey, rate.per_credential_per_second, rate.per_credential_burst));
+    let guarded = match &credentials {
+        Some(smoothing) => guarded.layer(smoothing.layer()),
+        None => guarded,
     };
     let guarded = guarded.layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate));
+    // Extension calls take the same steps in a service of their own (`extension_calls.rs`).
+    let guarded = guarded.merge(extension_calls::secure_routes(&ctx, credentials));
     let token = oauth::router().layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst));
     let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
     let app =
@@ -180,17 +185,18 @@ fn public(router: Router<ApiContext>) -> Router<ApiContext> {
     }
 }
 
-/// The open extensions endpoint, smoothed per client address (no credentials to key on).
+/// The open extensions endpoint, smoothed per client address (no credentials to key on): the
+/// calls in a service of their own (`extension_calls.rs`), the other open routes behind the
+/// same steps as layers, one allowance for both.
 fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
     let rate = ctx.limits.rate;
-    let open = extensions::open_router().merge(extension_status::open_router());
+    let smoothing = guard::rate::Smoothing::new(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst);
+    let open = extension_status::open_router();
     #[cfg(feature = "testing")]
     let open = open.merge(testing::open_router());
-    open.route_layer(middleware::from_fn_with_state(ctx.clone(), guard::open_instance_limits)).layer(guard::rate::layer(
-        guard::rate::AddressKey,
-        rate.per_address_per_second,
-        rate.per_address_burst,
-    ))
+    open.route_layer(middleware::from_fn_with_state(ctx.clone(), guard::open_instance_limits))
+        .layer(smoothing.layer())
+        .merge(extension_calls::open_routes(ctx, smoothing))
 }
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.

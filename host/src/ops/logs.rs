@@ -56,7 +56,9 @@ impl Quoting<'_> {
         self.result = if field.name() == "message" {
             self.writer.write_str(separator).and_then(|_| write_escaped(&mut self.writer, value, false))
         } else {
-            write!(self.writer, "{separator}{}=", field.name()).and_then(|_| write_escaped(&mut self.writer, value, !is_plain(value)))
+            let name = [separator, field.name(), "="].into_iter().try_for_each(|part| self.writer.write_str(part));
+            // A plain value (most: ids, paths, methods) has nothing to escape.
+            name.and_then(|_| if is_plain(value) { self.writer.write_str(value) } else { write_escaped(&mut self.writer, value, true) })
         };
     }
 }

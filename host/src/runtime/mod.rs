@@ -18,6 +18,7 @@ mod logs;
 pub mod oneshot;
 pub mod outcome;
 mod output;
+mod ready;
 mod state;
 pub mod validate;
 mod warm;
@@ -150,6 +151,8 @@ pub struct Runtime {
     linker: Linker<CallState>,
     artifacts: PathBuf,
     prepared: moka::future::Cache<String, Prepared>,
+    /// What `prepared` holds, looked up without its books at every call (`ready.rs`).
+    ready: ready::Ready,
     pub(crate) settings: RuntimeSettings,
     compilations: AtomicU64,
     logs: logs::LogWriter,
@@ -192,6 +195,7 @@ impl Runtime {
             linker,
             artifacts,
             prepared: moka::future::Cache::builder().max_capacity(1000).build(),
+            ready: ready::Ready::default(),
             settings,
             compilations: AtomicU64::new(0),
             logs: logs::LogWriter::spawn(),
@@ -297,11 +301,16 @@ impl Runtime {
     /// comes from the instance's database, where every node finds it (`TenantDb::put_extension`
     /// stores it with the extension's record, in one transaction).
     pub async fn prepare(self: &Arc<Self>, sha256: &str, db: &TenantDb) -> anyhow::Result<Prepared> {
+        if let Some(prepared) = self.ready.get(sha256) {
+            return Ok(prepared);
+        }
         if let Some(prepared) = self.prepared.get(sha256).await {
+            self.ready.keep(sha256, &prepared);
             return Ok(prepared);
         }
         let (runtime, sha) = (Arc::clone(self), sha256.to_string());
-        self.prepared
+        let prepared = self
+            .prepared
             .try_get_with(sha256.to_string(), async move {
                 let wasm = db
                     .extension_content(&sha)
@@ -310,7 +319,9 @@ impl Runtime {
                 tokio::task::spawn_blocking(move || runtime.load(&sha, &wasm)).await?
             })
             .await
-            .map_err(|e: Arc<anyhow::Error>| anyhow::anyhow!("{e:#}"))
+            .map_err(|e: Arc<anyhow::Error>| anyhow::anyhow!("{e:#}"))?;
+        self.ready.keep(sha256, &prepared);
+        Ok(prepared)
     }
 
     fn load(&self, sha256: &str, wasm: &[u8]) -> anyhow::Result<Prepared> {

@@ -5,9 +5,11 @@
 //! does not cache what it read. The time to live bounds how long a write made elsewhere (another
 //! node over the same database) takes to be seen.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
@@ -17,33 +19,58 @@ use crate::store::{now_millis, StoreResult};
 /// How long a cached extension record is trusted.
 const RECORD_TTL: Duration = Duration::from_secs(2);
 
+/// The most records kept; past it the map starts again (an instance has far fewer extensions).
+const MAX_RECORDS: usize = 10_000;
+
 #[derive(Clone)]
 pub(super) struct RecordCache {
-    records: moka::future::Cache<String, Option<ExtensionRecord>>,
+    /// By path, found or not, with when it was read. A map under a lock, not a `moka` cache: the
+    /// record is looked up at every extension call, and this lookup is a hash and a reference
+    /// count where `moka`'s kept its own books at each read (issue 41).
+    records: Arc<RwLock<HashMap<String, Cached>>>,
     by_kind: moka::future::Cache<String, Arc<Vec<ExtensionRecord>>>,
     /// Bumped by every write: a lookup caches its result only if no write happened meanwhile.
     generation: Arc<AtomicU64>,
 }
 
+struct Cached {
+    read: Instant,
+    record: Option<Arc<ExtensionRecord>>,
+}
+
 impl RecordCache {
     pub(super) fn new() -> RecordCache {
         RecordCache {
-            records: moka::future::Cache::builder().max_capacity(10_000).time_to_live(RECORD_TTL).build(),
+            records: Arc::default(),
             by_kind: moka::future::Cache::builder().max_capacity(16).time_to_live(RECORD_TTL).build(),
             generation: Arc::default(),
         }
     }
 
-    async fn invalidate(&self, path: &str) {
+    /// The record of `path` if it was read less than `RECORD_TTL` ago.
+    fn get(&self, path: &str) -> Option<Option<Arc<ExtensionRecord>>> {
+        let records = self.records.read().expect("records lock");
+        records.get(path).filter(|c| c.read.elapsed() < RECORD_TTL).map(|c| c.record.clone())
+    }
+
+    fn insert(&self, path: &str, record: Option<Arc<ExtensionRecord>>, read: Instant) {
+        let mut records = self.records.write().expect("records lock");
+        if records.len() >= MAX_RECORDS {
+            records.clear();
+        }
+        records.insert(path.to_string(), Cached { read, record });
+    }
+
+    fn invalidate(&self, path: &str) {
         self.generation.fetch_add(1, Ordering::SeqCst);
-        self.records.invalidate(path).await;
+        self.records.write().expect("records lock").remove(path);
         self.by_kind.invalidate_all();
     }
 }
 
 impl std::fmt::Debug for RecordCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RecordCache").field("entries", &self.records.entry_count()).finish()
+        f.debug_struct("RecordCache").field("entries", &self.records.read().map_or(0, |r| r.len())).finish()
     }
 }
 
@@ -63,14 +90,15 @@ fn record(r: &sqlx::any::AnyRow) -> ExtensionRecord {
 }
 
 impl TenantDb {
-    pub async fn extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {
-        if let Some(cached) = self.extension_records.records.get(path).await {
+    pub async fn extension(&self, path: &str) -> StoreResult<Option<Arc<ExtensionRecord>>> {
+        if let Some(cached) = self.extension_records.get(path) {
             return Ok(cached);
         }
         let generation = self.extension_records.generation.load(Ordering::SeqCst);
-        let record = self.read_extension(path).await?;
+        let read = Instant::now();
+        let record = self.read_extension(path).await?.map(Arc::new);
         if self.extension_records.generation.load(Ordering::SeqCst) == generation {
-            self.extension_records.records.insert(path.to_string(), record.clone()).await;
+            self.extension_records.insert(path, record.clone(), read);
         }
         Ok(record)
     }
@@ -147,7 +175,7 @@ impl TenantDb {
             tx.commit().await
         }
         .await;
-        self.extension_records.invalidate(&e.path).await;
+        self.extension_records.invalidate(&e.path);
         done?;
         Ok(())
     }
@@ -161,7 +189,7 @@ impl TenantDb {
             Ok::<_, sqlx::Error>(deleted.rows_affected() > 0)
         }
         .await;
-        self.extension_records.invalidate(path).await;
+        self.extension_records.invalidate(path);
         Ok(done?)
     }
 
@@ -316,13 +344,14 @@ mod tests {
         let db = crate::store::Backend::Sqlite { data_dir: dir.path().into() }.open_tenant("x").await.unwrap();
         db.ensure_schema(&Model::new(DefinitionFile::from_toml(DEMO).unwrap().model).unwrap()).await.unwrap();
         assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), None);
+        let found = |record: Option<Arc<ExtensionRecord>>| record.as_deref().cloned();
         let record = ExtensionRecord { path: "extensions/a.wasm".into(), kind: "http".into(), size: 1, sha256: "1".into(), config: None };
         db.put_extension(&record, b"component").await.unwrap();
-        assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), Some(record.clone()), "a cached absence is forgotten");
+        assert_eq!(found(db.extension("extensions/a.wasm").await.unwrap()), Some(record.clone()), "a cached absence is forgotten");
         assert_eq!(db.extension_content("1").await.unwrap().as_deref(), Some(&b"component"[..]));
         let newer = ExtensionRecord { sha256: "2".into(), ..record };
         db.put_extension(&newer, b"component 2").await.unwrap();
-        assert_eq!(db.extension("extensions/a.wasm").await.unwrap(), Some(newer));
+        assert_eq!(found(db.extension("extensions/a.wasm").await.unwrap()), Some(newer));
         assert_eq!(db.extension_content("1").await.unwrap(), None, "a component no extension uses goes");
         assert_eq!(db.extension_content("2").await.unwrap().as_deref(), Some(&b"component 2"[..]));
         assert!(db.delete_extension("extensions/a.wasm").await.unwrap());

@@ -15,14 +15,14 @@ export DURATION=${DURATION:-5}
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 : >/tmp/compare.$$.a; : >/tmp/compare.$$.b
 trap 'rm -f /tmp/compare.$$.a /tmp/compare.$$.b' EXIT
-echo "| round | build | requests/s | CPU a call (us) |"
-echo "|---|---|---|---|"
+echo "| round | build | requests/s | CPU a call (us) | context switches a call |"
+echo "|---|---|---|---|---|"
 for round in $(seq 1 "$ROUNDS"); do
   for side in a b; do
     bin=$A; [ "$side" = b ] && bin=$B
-    read -r _ rps cpu < <(PERF=0 HERALD_BIN=$bin bench/profile.sh "$WHAT" | tail -1)
+    read -r _ rps cpu switches < <(PERF=0 HERALD_BIN=$bin bench/profile.sh "$WHAT" | tail -1)
     echo "$cpu" >>/tmp/compare.$$.$side
-    echo "| $round | $(basename "$bin") | $rps | $cpu |"
+    echo "| $round | $(basename "$bin") | $rps | $cpu | $switches |"
   done
 done
 echo

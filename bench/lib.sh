@@ -55,6 +55,10 @@ cpu_us() {
   echo $(( (${12} + ${13}) * 1000000 / $(getconf CLK_TCK) ))
 }
 peak_kib() { status_kib VmHWM; echo "$STATUS_KIB"; }
+# Context switches of all the server's threads so far (voluntary and not), from /proc.
+switches() {
+  cat /proc/$PID/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
 
 # Builds a guest example (release, wasm32-wasip2) and prints the path of its component.
 guest_wasm() {

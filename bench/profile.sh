@@ -68,15 +68,18 @@ if [ "$PERF" != 0 ]; then
   RECORDING=$!
 fi
 CPU_BEFORE=$(cpu_us)
+SWITCHES_BEFORE=$(switches)
 wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HEADER[@]}" "$URL" >"$DIR/wrk.txt"
-CPU_CALL=$(( ($(cpu_us) - CPU_BEFORE) / $(awk '/requests in/ {print $1}' "$DIR/wrk.txt") ))
+CALLS=$(awk '/requests in/ {print $1}' "$DIR/wrk.txt")
+CPU_CALL=$(( ($(cpu_us) - CPU_BEFORE) / CALLS ))
+SWITCHES_CALL=$(awk -v n=$(( $(switches) - SWITCHES_BEFORE )) -v calls="$CALLS" 'BEGIN { printf "%.2f", n / calls }')
 rps=$(awk '/Requests\/sec/ {printf "%d", $2}' "$DIR/wrk.txt")
 if [ "$PERF" = 0 ]; then
-  echo "$WHAT $rps $CPU_CALL"
+  echo "$WHAT $rps $CPU_CALL $SWITCHES_CALL"
   exit 0
 fi
 wait $RECORDING || true
-echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost), server CPU $CPU_CALL us a call"
+echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost), server CPU $CPU_CALL us a call, $SWITCHES_CALL context switches a call"
 # Self time by symbol, then the same samples grouped into the parts of a call.
 perf report -i "$DIR/perf.data" --no-children --no-inline --sort symbol --stdio 2>/dev/null |
   awk '/^ +[0-9.]+%/ {print}' >"$DIR/symbols.txt"

@@ -93,7 +93,7 @@ async fn secure(ctx: &ApiContext, smoothing: Option<&Smoothing<CredentialKey>>, 
         Ok(caller) => caller,
         Err(refused) => return refused.into_response(),
     };
-    if let Some(Err(refused)) = smoothing.map(|s| s.check(&caller.principal.client_id)) {
+    if let Some(refused) = smoothing.and_then(|s| s.refusal(&caller.principal.client_id)) {
         return refused;
     }
     let tenant = &caller.tenant;
@@ -115,7 +115,7 @@ async fn open(ctx: &ApiContext, smoothing: &Smoothing<AddressKey>, request: Requ
     let Some(address) = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()) else {
         return ApiError::Unauthorized.into_response();
     };
-    if let Err(refused) = smoothing.check(&address) {
+    if let Some(refused) = smoothing.refusal(&address) {
         return refused;
     }
     let (mut parts, body) = request.into_parts();

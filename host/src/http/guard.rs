@@ -238,13 +238,12 @@ pub mod rate {
             GovernorLayer::new(Arc::clone(&self.config)).error_handler(refusal)
         }
 
-        /// Counts one call of `key`, or answers the refusal (as the layer would).
-        pub fn check(&self, key: &K::Key) -> Result<(), axum::response::Response> {
+        /// Counts one call of `key`; the refusal (as the layer would answer it) when over.
+        pub fn refusal(&self, key: &K::Key) -> Option<axum::response::Response> {
             use governor::clock::{Clock, DefaultClock};
-            self.config.limiter().check_key(key).map_err(|negative| {
-                let wait_time = negative.wait_time_from(DefaultClock::default().now()).as_secs();
-                refusal(GovernorError::TooManyRequests { wait_time, headers: None })
-            })
+            let negative = self.config.limiter().check_key(key).err()?;
+            let wait_time = negative.wait_time_from(DefaultClock::default().now()).as_secs();
+            Some(refusal(GovernorError::TooManyRequests { wait_time, headers: None }))
         }
     }
 

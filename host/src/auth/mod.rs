@@ -12,6 +12,7 @@ use base64::Engine;
 use rand::RngCore;
 
 use crate::store::control::CredentialRecord;
+use crate::store::read_cache::ReadCache;
 use crate::store::{ControlDb, StoreResult};
 use token::{Claims, Signer};
 
@@ -58,7 +59,9 @@ pub struct Principal {
 pub struct Authenticator {
     control: ControlDb,
     signer: Signer,
-    credentials: moka::future::Cache<String, Arc<Option<CredentialRecord>>>,
+    /// Looked up at every authenticated call (`ReadCache`); revocations made elsewhere show
+    /// within its time to live.
+    credentials: ReadCache<Arc<Option<CredentialRecord>>>,
 }
 
 impl Authenticator {
@@ -68,7 +71,7 @@ impl Authenticator {
         rand::thread_rng().fill_bytes(&mut fresh);
         let key = control.setting_or_insert("token_signing_key", &STANDARD.encode(fresh)).await?;
         let key = STANDARD.decode(key).map_err(|e| crate::store::StoreError::Db(sqlx::Error::Decode(Box::new(e))))?;
-        let credentials = moka::future::Cache::builder().time_to_live(CREDENTIAL_CACHE_TTL).max_capacity(100_000).build();
+        let credentials = ReadCache::new(CREDENTIAL_CACHE_TTL, 100_000);
         Ok(Authenticator { control, signer: Signer::new(key), credentials })
     }
 
@@ -78,11 +81,12 @@ impl Authenticator {
         if client_id.is_empty() || client_id.len() > 256 || client_id.chars().any(char::is_control) {
             return Ok(Arc::new(None));
         }
-        if let Some(c) = self.credentials.get(client_id).await {
+        if let Some(c) = self.credentials.get(client_id) {
             return Ok(c);
         }
+        let read = std::time::Instant::now();
         let found = Arc::new(self.control.credential(client_id).await?.filter(|c| !c.revoked));
-        self.credentials.insert(client_id.to_string(), found.clone()).await;
+        self.credentials.insert(client_id, found.clone(), read);
         Ok(found)
     }
 

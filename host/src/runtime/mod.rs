@@ -18,7 +18,6 @@ mod logs;
 pub mod oneshot;
 pub mod outcome;
 mod output;
-mod ready;
 mod state;
 pub mod validate;
 mod warm;
@@ -26,7 +25,7 @@ mod warm;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use wasmtime::component::{Component, InstancePre, Linker};
@@ -34,6 +33,7 @@ use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::assets::RelPath;
+use crate::store::read_cache::ReadCache;
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
 pub use authorize::stored_config;
@@ -151,8 +151,10 @@ pub struct Runtime {
     linker: Linker<CallState>,
     artifacts: PathBuf,
     prepared: moka::future::Cache<String, Prepared>,
-    /// What `prepared` holds, looked up without its books at every call (`ready.rs`).
-    ready: ready::Ready,
+    /// What `prepared` holds, for the lookup at every call without `moka`'s books (see
+    /// `ReadCache`): `prepared` still loads each component once however many calls ask at the
+    /// same time. A component's content never changes under its hash: nothing here goes stale.
+    ready: ReadCache<Prepared>,
     pub(crate) settings: RuntimeSettings,
     compilations: AtomicU64,
     logs: logs::LogWriter,
@@ -195,7 +197,7 @@ impl Runtime {
             linker,
             artifacts,
             prepared: moka::future::Cache::builder().max_capacity(1000).build(),
-            ready: ready::Ready::default(),
+            ready: ReadCache::new(Duration::MAX, 1000),
             settings,
             compilations: AtomicU64::new(0),
             logs: logs::LogWriter::spawn(),
@@ -305,7 +307,7 @@ impl Runtime {
             return Ok(prepared);
         }
         if let Some(prepared) = self.prepared.get(sha256).await {
-            self.ready.keep(sha256, &prepared);
+            self.ready.insert(sha256, prepared.clone(), Instant::now());
             return Ok(prepared);
         }
         let (runtime, sha) = (Arc::clone(self), sha256.to_string());
@@ -320,7 +322,7 @@ impl Runtime {
             })
             .await
             .map_err(|e: Arc<anyhow::Error>| anyhow::anyhow!("{e:#}"))?;
-        self.ready.keep(sha256, &prepared);
+        self.ready.insert(sha256, prepared.clone(), Instant::now());
         Ok(prepared)
     }
 

@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod monitor_schedules;
 pub mod node_pool;
 pub mod nodes;
+pub mod read_cache;
 pub mod schedules;
 pub mod tenant;
 

@@ -5,72 +5,47 @@
 //! does not cache what it read. The time to live bounds how long a write made elsewhere (another
 //! node over the same database) takes to be seen.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
 use super::TenantDb;
+use crate::store::read_cache::ReadCache;
 use crate::store::{now_millis, StoreResult};
 
 /// How long a cached extension record is trusted.
 const RECORD_TTL: Duration = Duration::from_secs(2);
 
-/// The most records kept; past it the map starts again (an instance has far fewer extensions).
-const MAX_RECORDS: usize = 10_000;
-
 #[derive(Clone)]
 pub(super) struct RecordCache {
-    /// By path, found or not, with when it was read. A map under a lock, not a `moka` cache: the
-    /// record is looked up at every extension call, and this lookup is a hash and a reference
-    /// count where `moka`'s kept its own books at each read (issue 41).
-    records: Arc<RwLock<HashMap<String, Cached>>>,
+    /// By path, found or not (`ReadCache`: looked up at every extension call).
+    records: Arc<ReadCache<Option<Arc<ExtensionRecord>>>>,
     by_kind: moka::future::Cache<String, Arc<Vec<ExtensionRecord>>>,
     /// Bumped by every write: a lookup caches its result only if no write happened meanwhile.
     generation: Arc<AtomicU64>,
 }
 
-struct Cached {
-    read: Instant,
-    record: Option<Arc<ExtensionRecord>>,
-}
-
 impl RecordCache {
     pub(super) fn new() -> RecordCache {
         RecordCache {
-            records: Arc::default(),
+            records: Arc::new(ReadCache::new(RECORD_TTL, 10_000)),
             by_kind: moka::future::Cache::builder().max_capacity(16).time_to_live(RECORD_TTL).build(),
             generation: Arc::default(),
         }
     }
 
-    /// The record of `path` if it was read less than `RECORD_TTL` ago.
-    fn get(&self, path: &str) -> Option<Option<Arc<ExtensionRecord>>> {
-        let records = self.records.read().expect("records lock");
-        records.get(path).filter(|c| c.read.elapsed() < RECORD_TTL).map(|c| c.record.clone())
-    }
-
-    fn insert(&self, path: &str, record: Option<Arc<ExtensionRecord>>, read: Instant) {
-        let mut records = self.records.write().expect("records lock");
-        if records.len() >= MAX_RECORDS {
-            records.clear();
-        }
-        records.insert(path.to_string(), Cached { read, record });
-    }
-
     fn invalidate(&self, path: &str) {
         self.generation.fetch_add(1, Ordering::SeqCst);
-        self.records.write().expect("records lock").remove(path);
+        self.records.remove(path);
         self.by_kind.invalidate_all();
     }
 }
 
 impl std::fmt::Debug for RecordCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RecordCache").field("entries", &self.records.read().map_or(0, |r| r.len())).finish()
+        f.debug_struct("RecordCache").field("entries", &self.records.len()).finish()
     }
 }
 
@@ -91,14 +66,14 @@ fn record(r: &sqlx::any::AnyRow) -> ExtensionRecord {
 
 impl TenantDb {
     pub async fn extension(&self, path: &str) -> StoreResult<Option<Arc<ExtensionRecord>>> {
-        if let Some(cached) = self.extension_records.get(path) {
+        if let Some(cached) = self.extension_records.records.get(path) {
             return Ok(cached);
         }
         let generation = self.extension_records.generation.load(Ordering::SeqCst);
         let read = Instant::now();
         let record = self.read_extension(path).await?.map(Arc::new);
         if self.extension_records.generation.load(Ordering::SeqCst) == generation {
-            self.extension_records.insert(path, record.clone(), read);
+            self.extension_records.records.insert(path, record.clone(), read);
         }
         Ok(record)
     }

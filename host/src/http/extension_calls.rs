@@ -34,26 +34,23 @@ use super::{extensions, ApiContext};
 use crate::auth::Scope;
 use crate::tenants::Tenant;
 
-/// The three forms of each endpoint's path: bare, with a trailing `/`, and with a path of the
-/// extension's own.
-const SECURE: [&str; 3] =
-    ["/extensions/secure/{extension_id}", "/extensions/secure/{extension_id}/", "/extensions/secure/{extension_id}/{*path}"];
-const OPEN: [&str; 3] = [
-    "/extensions/open/{customer_id}/{extension_id}",
-    "/extensions/open/{customer_id}/{extension_id}/",
-    "/extensions/open/{customer_id}/{extension_id}/{*path}",
-];
-
 /// The secure endpoint's routes; `smoothing` is the JSON API's per-credential smoothing, when on.
 pub(super) fn secure_routes(ctx: &ApiContext, smoothing: Option<Smoothing<CredentialKey>>) -> Router<ApiContext> {
     let service = ExtensionCalls { ctx: ctx.clone(), door: Door::Secure(smoothing) };
-    SECURE.iter().fold(Router::new(), |router, path| router.route_service(path, service.clone()))
+    // Bare, with a trailing `/`, and with a path of the extension's own.
+    Router::new()
+        .route_service("/extensions/secure/{extension_id}", service.clone())
+        .route_service("/extensions/secure/{extension_id}/", service.clone())
+        .route_service("/extensions/secure/{extension_id}/{*path}", service)
 }
 
 /// The open endpoint's routes, smoothed with the other open routes' `smoothing`.
 pub(super) fn open_routes(ctx: &ApiContext, smoothing: Smoothing<AddressKey>) -> Router<ApiContext> {
     let service = ExtensionCalls { ctx: ctx.clone(), door: Door::Open(smoothing) };
-    OPEN.iter().fold(Router::new(), |router, path| router.route_service(path, service.clone()))
+    Router::new()
+        .route_service("/extensions/open/{customer_id}/{extension_id}", service.clone())
+        .route_service("/extensions/open/{customer_id}/{extension_id}/", service.clone())
+        .route_service("/extensions/open/{customer_id}/{extension_id}/{*path}", service)
 }
 
 #[derive(Clone)]

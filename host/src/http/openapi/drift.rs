@@ -11,7 +11,8 @@ use super::{document, operations};
 /// Routes that are aliases of a described one, with no operation of their own.
 const ALIASES: &[&str] = &["/dav"];
 
-/// `(methods, path)` of every `.route("path", methods)` call in the source under `dir`.
+/// `(methods, path)` of every `.route("path", methods)` and `.route_service("path", service)`
+/// call in the source under `dir`.
 fn routes(dir: &Path, out: &mut Vec<(Vec<String>, String)>) {
     for entry in std::fs::read_dir(dir).expect("the http sources") {
         let path = entry.expect("an entry").path();
@@ -25,16 +26,29 @@ fn routes(dir: &Path, out: &mut Vec<(Vec<String>, String)>) {
         }
         let text = std::fs::read_to_string(&path).expect("a source file");
         let mut rest = text.as_str();
-        while let Some(at) = rest.find(".route(\"") {
-            rest = &rest[at + ".route(\"".len()..];
+        while let Some(at) = rest.find(".route") {
+            rest = &rest[at + ".route".len()..];
+            // `.route_service("path", service)`: a service of its own answers every method.
+            let (opening, service) = if rest.starts_with("(\"") {
+                ("(\"", false)
+            } else if rest.starts_with("_service(\"") {
+                ("_service(\"", true)
+            } else {
+                continue;
+            };
+            rest = &rest[opening.len()..];
             let end = rest.find('"').expect("a closed path literal");
             let route = rest[..end].to_string();
             let call = call_arguments(&rest[end..]);
-            let methods = ["get", "post", "put", "delete", "patch", "any"]
-                .iter()
-                .filter(|m| call.contains(&format!("{m}(")))
-                .map(|m| m.to_uppercase())
-                .collect();
+            let methods = if service {
+                vec!["ANY".to_string()]
+            } else {
+                ["get", "post", "put", "delete", "patch", "any"]
+                    .iter()
+                    .filter(|m| call.contains(&format!("{m}(")))
+                    .map(|m| m.to_uppercase())
+                    .collect()
+            };
             out.push((methods, route));
         }
     }

@@ -13,8 +13,9 @@
 //!   instance (400 for a path segment that is not UTF-8 once decoded, 404 for no such
 //!   instance), its limits (429), then the extension (`extensions::call_open`).
 //!
-//! Every answer past the limits carries the caller's standing against the daily cap
-//! (`guard::usage_headers`).
+//! The instance's limits and the standing against the daily cap on every answer past them are
+//! `guard::within_limits`, the open route's instance `guard::route_instance`, as for the other
+//! routes.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -22,17 +23,16 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::extract::{ConnectInfo, FromRequestParts, Request};
+use axum::extract::{ConnectInfo, FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 
 use super::error::ApiError;
 use super::extract::{AppPath, Caller};
 use super::guard::rate::{AddressKey, CredentialKey, Smoothing};
-use super::guard::{admit, label, usage_headers};
+use super::guard::{route_instance, within_limits};
 use super::{extensions, ApiContext};
 use crate::auth::Scope;
-use crate::tenants::Tenant;
 
 /// The secure endpoint's routes; `smoothing` is the JSON API's per-credential smoothing, when on.
 pub(super) fn secure_routes(ctx: &ApiContext, smoothing: Option<Smoothing<CredentialKey>>) -> Router<ApiContext> {
@@ -94,7 +94,7 @@ async fn secure(ctx: &ApiContext, smoothing: Option<&Smoothing<CredentialKey>>, 
         return refused;
     }
     let tenant = &caller.tenant;
-    admitted(ctx, tenant, request, |request| async move {
+    let answer = async {
         // As `PublicCaller` does for every other public operation, before the path is read.
         if caller.principal.scope != Scope::Public {
             return ApiError::Forbidden.into_response();
@@ -103,8 +103,8 @@ async fn secure(ctx: &ApiContext, smoothing: Option<&Smoothing<CredentialKey>>, 
             Ok((params, request)) => extensions::call_secure(ctx, tenant, params, request).await,
             Err(refused) => refused,
         }
-    })
-    .await
+    };
+    within_limits(ctx, tenant, answer).await
 }
 
 async fn open(ctx: &ApiContext, smoothing: &Smoothing<AddressKey>, request: Request) -> Response {
@@ -116,40 +116,18 @@ async fn open(ctx: &ApiContext, smoothing: &Smoothing<AddressKey>, request: Requ
         return refused;
     }
     let (mut parts, body) = request.into_parts();
-    let customer_id = match axum::extract::RawPathParams::from_request_parts(&mut parts, &()).await {
-        Ok(params) => params.iter().find(|(name, _)| *name == "customer_id").map(|(_, value)| value.to_string()),
-        Err(_) => return ApiError::bad("invalid path: a path segment is not valid UTF-8 once percent-decoded").into_response(),
-    };
-    let Some(customer_id) = customer_id else { return ApiError::NotFound.into_response() };
-    let tenant = match ctx.tenants.activate(&customer_id).await {
+    let tenant = match route_instance(ctx, RawPathParams::from_request_parts(&mut parts, &()).await).await {
         Ok(tenant) => tenant,
-        Err(e) => return ApiError::inactive(e, ApiError::NotFound).into_response(),
+        Err(refused) => return refused,
     };
-    admitted(ctx, &tenant, Request::from_parts(parts, body), |request| async {
+    let request = Request::from_parts(parts, body);
+    let answer = async {
         match params(request).await {
             Ok((params, request)) => extensions::call_open(ctx, &tenant, params, request).await,
             Err(refused) => refused,
         }
-    })
-    .await
-}
-
-/// Takes the instance's slot and counts the call (or answers the refusal), then answers with
-/// `handle`, the standing against the daily cap added.
-async fn admitted<F, A>(ctx: &ApiContext, tenant: &Tenant, request: Request, handle: F) -> Response
-where
-    F: FnOnce(Request) -> A,
-    A: Future<Output = Response>,
-{
-    // The slot is held until the answer's head is ready (a streamed body may outlive it).
-    let (_slot, usage) = match admit(ctx, tenant).await {
-        Ok(admitted) => admitted,
-        Err(refused) => return refused,
     };
-    let mut response = handle(request).await;
-    usage_headers(&mut response, usage);
-    label(&mut response, tenant);
-    response
+    within_limits(ctx, &tenant, answer).await
 }
 
 /// The route's parameters, read as every other route reads its path (`AppPath`).

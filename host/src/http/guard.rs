@@ -14,6 +14,7 @@
 //! steps: the instance is the route's, smoothing is per client address, and the limits are the
 //! same.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use axum::extract::rejection::RawPathParamsRejection;
@@ -44,15 +45,7 @@ pub async fn instance_limits(State(ctx): State<ApiContext>, request: Request, ne
     let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return ApiError::Unauthorized.into_response();
     };
-    // The slot is held until the handler returns (a streamed body may outlive it).
-    let (_slot, usage) = match admit(&ctx, &caller.tenant).await {
-        Ok(admitted) => admitted,
-        Err(refused) => return refused,
-    };
-    let mut response = next.run(request).await;
-    usage_headers(&mut response, usage);
-    label(&mut response, &caller.tenant);
-    response
+    within_limits(&ctx, &caller.tenant, next.run(request)).await
 }
 
 /// The open routes' admission (the open extensions endpoint, its execution status, the testing
@@ -65,26 +58,43 @@ pub async fn open_instance_limits(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let params = match params {
-        Ok(params) => params,
-        // The only rejection in a route's layer: a segment that is not UTF-8 once decoded.
-        Err(_) => return ApiError::bad("invalid path: a path segment is not valid UTF-8 once percent-decoded").into_response(),
-    };
-    let Some((_, customer_id)) = params.iter().find(|(name, _)| *name == "customer_id") else {
-        return ApiError::NotFound.into_response();
-    };
-    let tenant = match ctx.tenants.activate(customer_id).await {
+    let tenant = match route_instance(&ctx, params).await {
         Ok(tenant) => tenant,
-        Err(e) => return ApiError::inactive(e, ApiError::NotFound).into_response(),
-    };
-    let (_slot, usage) = match admit(&ctx, &tenant).await {
-        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     request.extensions_mut().insert(OpenInstance(Arc::clone(&tenant)));
-    let mut response = next.run(request).await;
+    within_limits(&ctx, &tenant, next.run(request)).await
+}
+
+/// The instance an open route's `{customer_id}` names, opened if it sleeps; or the refusal: 400
+/// for a path segment that is not UTF-8 once decoded, 404 for no such instance.
+pub(super) async fn route_instance(
+    ctx: &ApiContext,
+    params: Result<RawPathParams, RawPathParamsRejection>,
+) -> Result<Arc<Tenant>, Response> {
+    let params = match params {
+        Ok(params) => params,
+        // The only rejection in a route's layer: a segment that is not UTF-8 once decoded.
+        Err(_) => return Err(ApiError::bad("invalid path: a path segment is not valid UTF-8 once percent-decoded").into_response()),
+    };
+    let Some((_, customer_id)) = params.iter().find(|(name, _)| *name == "customer_id") else {
+        return Err(ApiError::NotFound.into_response());
+    };
+    ctx.tenants.activate(customer_id).await.map_err(|e| ApiError::inactive(e, ApiError::NotFound).into_response())
+}
+
+/// `answer` within the instance's limits: a slot among its concurrent calls and a call of its
+/// daily cap taken first (or the refusal answered instead), the standing against the cap added
+/// to the answer. `answer` is not polled before the call is admitted.
+pub(super) async fn within_limits(ctx: &ApiContext, tenant: &Tenant, answer: impl Future<Output = Response>) -> Response {
+    // The slot is held until the answer's head is ready (a streamed body may outlive it).
+    let (_slot, usage) = match admit(ctx, tenant).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
+    };
+    let mut response = answer.await;
     usage_headers(&mut response, usage);
-    label(&mut response, &tenant);
+    label(&mut response, tenant);
     response
 }
 
@@ -102,7 +112,7 @@ impl<S: Send + Sync> FromRequestParts<S> for OpenInstance {
 }
 
 /// Tells the request metrics which instance a response was for.
-pub(super) fn label(response: &mut Response, tenant: &Tenant) {
+fn label(response: &mut Response, tenant: &Tenant) {
     // Only where metrics are recorded: three allocations a call otherwise.
     if !crate::ops::metrics::recording() {
         return;
@@ -112,7 +122,7 @@ pub(super) fn label(response: &mut Response, tenant: &Tenant) {
 
 /// Takes one of the instance's concurrent slots and counts the call against its daily cap, or
 /// answers the refusal.
-pub(super) async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot, Usage), Response> {
+async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot, Usage), Response> {
     let slot = match ctx.limits.concurrency.admit(tenant.customer_id()).await {
         Ok(Some(slot)) => slot,
         Ok(None) => return Err(ApiError::TooManyRequests { retry_after: 1 }.into_response()),
@@ -130,7 +140,7 @@ pub(super) async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot
     }
 }
 
-pub(super) fn usage_headers(response: &mut Response, usage: Usage) {
+fn usage_headers(response: &mut Response, usage: Usage) {
     let headers = response.headers_mut();
     for (name, value) in
         [("x-ratelimit-limit", usage.limit), ("x-ratelimit-remaining", usage.remaining), ("x-ratelimit-reset", usage.reset_secs)]

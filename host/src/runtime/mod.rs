@@ -306,10 +306,7 @@ impl Runtime {
         if let Some(prepared) = self.ready.get(sha256) {
             return Ok(prepared);
         }
-        if let Some(prepared) = self.prepared.get(sha256).await {
-            self.ready.insert(sha256, prepared.clone(), Instant::now());
-            return Ok(prepared);
-        }
+        // Loaded once however many calls ask at the same time (or found in `prepared`).
         let (runtime, sha) = (Arc::clone(self), sha256.to_string());
         let prepared = self
             .prepared

@@ -9,6 +9,7 @@
 #   bench/profile.sh fresh      # the same component, a fresh instance per call
 #   bench/profile.sh native     # the native hello route behind the same admission
 #   bench/profile.sh read       # GET one recipient (with DATABASE_URL=... for PostgreSQL)
+#   bench/profile.sh create     # POST a new recipient (group commit; DATABASE_URL likewise)
 #
 # CALLERS=1 samples call chains from the stack (`perf record --call-graph dwarf`, fewer samples a
 # second) and also prints the inclusive share of the frames Herald's call passes through: where a
@@ -30,6 +31,7 @@ PERF=${PERF:-1}
 [ "$PERF" = 0 ] || command -v perf >/dev/null || { echo "perf is not installed (Debian: linux-perf)" >&2; exit 1; }
 FEATURES=testing
 SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
+SCRIPT=()
 source bench/lib.sh
 need_wrk
 bench_instance
@@ -55,10 +57,15 @@ case "$WHAT" in
     URL=$B/recipients/1
     HEADER=(-H "Authorization: Bearer $TOKEN")
     ;;
-  *) echo "what to profile: reuse, fresh, native or read" >&2; exit 2 ;;
+  create)
+    URL=$B/recipients
+    HEADER=(-H "Authorization: Bearer $TOKEN")
+    SCRIPT=(-s bench/create-recipient.lua)
+    ;;
+  *) echo "what to profile: reuse, fresh, native, read or create" >&2; exit 2 ;;
 esac
-[ "$(curl -s -o /dev/null -w '%{http_code}' "${HEADER[@]}" "$URL")" = 200 ] || { echo "$URL does not answer 200" >&2; exit 1; }
-wrk -t1 -c"$CONNS" -d2s "${HEADER[@]}" "$URL" >/dev/null
+[ "$WHAT" = create ] || [ "$(curl -s -o /dev/null -w '%{http_code}' "${HEADER[@]}" "$URL")" = 200 ] || { echo "$URL does not answer 200" >&2; exit 1; }
+wrk -t1 -c"$CONNS" -d2s "${HEADER[@]}" "${SCRIPT[@]}" "$URL" >/dev/null
 if [ "$PERF" != 0 ]; then
   if [ "${CALLERS:-0}" = 1 ]; then
     perf record -q -F 199 --call-graph dwarf,16384 -p "$PID" -o "$DIR/perf.data" -- sleep "$DURATION" 2>/dev/null &
@@ -69,7 +76,7 @@ if [ "$PERF" != 0 ]; then
 fi
 CPU_BEFORE=$(cpu_us)
 SWITCHES_BEFORE=$(switches)
-wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HEADER[@]}" "$URL" >"$DIR/wrk.txt"
+wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HEADER[@]}" "${SCRIPT[@]}" "$URL" >"$DIR/wrk.txt"
 CALLS=$(awk '/requests in/ {print $1}' "$DIR/wrk.txt")
 CPU_CALL=$(( ($(cpu_us) - CPU_BEFORE) / CALLS ))
 SWITCHES_CALL=$(awk -v n=$(( $(switches) - SWITCHES_BEFORE )) -v calls="$CALLS" 'BEGIN { printf "%.2f", n / calls }')

@@ -37,3 +37,4 @@ mod recipients;
 mod secrets;
 mod signatures;
 mod tenancy;
+mod warm_connections;

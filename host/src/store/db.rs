@@ -10,8 +10,9 @@
 //!
 //! PostgreSQL: one schema per database (the control plane, and each instance), chosen by the
 //! connection's `search_path`, so no query names a schema. The control plane has a small pool
-//! of its own; every instance uses the node's one pool, each use setting the path to its schema
-//! first (`node_pool.rs`), so a node's connections do not grow with its instances.
+//! of its own; every instance uses the node's one pool, whose connections work in the schema of
+//! the instance that uses them (`node_pool.rs`), so a node's connections do not grow with its
+//! instances.
 //!
 //! Queued work (flow sweeps, flow runs, asynchronous executions, monitors) reads through readers
 //! of its own on SQLite ([`Db::reader`]): a sweep running 32 recipients at once would otherwise
@@ -24,13 +25,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use sqlx::any::AnyPoolOptions;
-use sqlx::pool::PoolConnection;
-use sqlx::{Any, AnyConnection, AnyPool, Transaction};
+use sqlx::{AnyConnection, AnyPool, TransactionManager};
 use sqlx::{Connection, Executor};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::group::GroupCommit;
-use super::node_pool::SchemaPool;
+use super::node_pool::{Lent, SchemaPool, Transactions};
 pub use crate::rsql::Dialect;
 
 #[derive(Debug, Clone)]
@@ -64,10 +64,14 @@ impl Conns {
     /// A transaction; on the shared pool with the instance's share held until it ends.
     pub(super) async fn begin(&self) -> Result<Tx, sqlx::Error> {
         match self {
-            Conns::Own { write, .. } => Ok(Tx { tx: write.begin().await?, _share: None }),
+            Conns::Own { write, .. } => {
+                let mut conn = Lent::own(write.acquire().await?);
+                Transactions::begin(&mut conn, None).await?;
+                Ok(Tx { conn, open: true, _share: None })
+            }
             Conns::Shared(schema) => {
-                let (tx, share) = schema.begin().await?;
-                Ok(Tx { tx, _share: Some(share) })
+                let (conn, share) = schema.begin().await?;
+                Ok(Tx { conn, open: true, _share: Some(share) })
             }
         }
     }
@@ -75,7 +79,7 @@ impl Conns {
 
 /// A connection lent for one use (an executor: `&mut *conn`).
 pub struct Conn {
-    conn: PoolConnection<Any>,
+    conn: Lent,
     _share: Option<OwnedSemaphorePermit>,
 }
 
@@ -99,28 +103,44 @@ impl DerefMut for Conn {
     }
 }
 
-/// A transaction (an executor: `&mut *tx`); rolled back if dropped before [`Tx::commit`].
+/// A transaction (an executor: `&mut *tx`); rolled back if dropped before [`Tx::commit`]. It
+/// holds its connection itself rather than in a `sqlx::Transaction`, which would give it back to
+/// sqlx's pool: on the node pool it goes back warm to its instance (`warm_connections.rs`).
 pub struct Tx {
-    tx: Transaction<'static, Any>,
+    conn: Lent,
+    /// Begun and neither committed nor rolled back.
+    open: bool,
     _share: Option<OwnedSemaphorePermit>,
 }
 
 impl Tx {
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        Transactions::commit(&mut self.conn).await?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if self.open {
+            // Queued on the connection and sent before its next statement, whoever uses it next
+            // (as `sqlx::Transaction` does).
+            Transactions::start_rollback(&mut self.conn);
+        }
     }
 }
 
 impl Deref for Tx {
     type Target = AnyConnection;
     fn deref(&self) -> &AnyConnection {
-        &self.tx
+        &self.conn
     }
 }
 
 impl DerefMut for Tx {
     fn deref_mut(&mut self) -> &mut AnyConnection {
-        &mut self.tx
+        &mut self.conn
     }
 }
 
@@ -275,7 +295,7 @@ impl Db {
         match &self.conns {
             Conns::Own { read, background_read, .. } => {
                 let pool = if BACKGROUND.with(Cell::get) { background_read } else { read };
-                Ok(Conn { conn: pool.acquire().await?, _share: None })
+                Ok(Conn { conn: Lent::own(pool.acquire().await?), _share: None })
             }
             Conns::Shared(schema) => {
                 let (conn, share) = schema.connection().await?;
@@ -287,7 +307,7 @@ impl Db {
     /// The writer (on PostgreSQL, any connection of the pool).
     pub async fn writer(&self) -> Result<Conn, sqlx::Error> {
         match &self.conns {
-            Conns::Own { write, .. } => Ok(Conn { conn: write.acquire().await?, _share: None }),
+            Conns::Own { write, .. } => Ok(Conn { conn: Lent::own(write.acquire().await?), _share: None }),
             Conns::Shared(_) => self.reader().await,
         }
     }

@@ -18,6 +18,7 @@ pub mod nodes;
 pub mod read_cache;
 pub mod schedules;
 pub mod tenant;
+pub mod warm_connections;
 
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,18 @@ pub enum StoreError {
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
-    Db(#[from] sqlx::Error),
+    Db(sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        // The database lost or refusing: the node pool checks its kept connections before lending
+        // them again (a pool merely busy is not a loss).
+        if e.is_unavailable() && !matches!(e, sqlx::Error::PoolTimedOut) {
+            warm_connections::note_loss();
+        }
+        StoreError::Db(e)
+    }
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;

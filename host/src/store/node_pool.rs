@@ -1,11 +1,12 @@
 //! PostgreSQL: one bounded pool of connections per node, serving the control plane's schema
 //! (`herald`) and every instance's schema (`instance_<customerId>`), however many instances exist.
 //!
-//! How a connection reaches one instance's tables and no other's: every use of a connection for
-//! an instance first sets its `search_path` to that instance's schema (`SET search_path` for a
-//! lone connection, `SET LOCAL search_path` at the start of a transaction, which ends with it),
-//! and no SQL text names a schema. A connection is only ever lent through [`SchemaPool`], which
-//! does this; nothing else takes connections from the instances' pool.
+//! How a connection reaches one instance's tables and no other's: a connection's session works in
+//! one instance's schema, set by `SET search_path` before the instance's first use of it, and no
+//! SQL text names a schema. A connection is only ever lent through [`SchemaPool`], which sets the
+//! path unless the connection was given back by the same instance a moment ago
+//! (`warm_connections.rs`: the rules, and the round trips this saves); nothing else takes
+//! connections from the instances' pool, and nothing else sets a session's path.
 //!
 //! Statement caches: sqlx keeps each connection's prepared statements by SQL text. PostgreSQL
 //! parses a prepared statement again when the `search_path` changed since it was prepared, so a
@@ -23,14 +24,20 @@
 //! API answers 503 with `Retry-After`: a node never opens more connections than its setting, and a
 //! caller never sees PostgreSQL's own "too many clients".
 
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::any::AnyPoolOptions;
 use sqlx::pool::PoolConnection;
-use sqlx::{Any, AnyPool, Executor, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Database, Executor, TransactionManager};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::warm_connections::{lost, note_loss, Checked, Source, WarmConnections, IDLE};
+
+/// Begins, commits and rolls back transactions on a lent connection.
+pub type Transactions = <Any as Database>::TransactionManager;
 
 /// The connection settings of a node on PostgreSQL (`--database-max-connections`,
 /// `--database-acquire-timeout`).
@@ -88,6 +95,8 @@ pub struct NodePool {
     pool: AnyPool,
     settings: PoolSettings,
     pub waits: PoolWaits,
+    /// Connections given back, with the schema their session works in.
+    warm: Arc<WarmConnections>,
 }
 
 impl NodePool {
@@ -99,18 +108,30 @@ impl NodePool {
             .min_connections(0)
             .idle_timeout(Duration::from_secs(60))
             .acquire_timeout(settings.acquire_timeout)
-            // No ping before lending: the `SET search_path` every use starts with is the liveness
-            // check (`SchemaPool::lend`), a round trip fewer per read.
+            // No ping before lending: the `SET search_path` a connection's first use by an instance
+            // starts with is the liveness check (`SchemaPool::in_schema`), a round trip fewer.
             .test_before_acquire(false)
             // A connection lent to nobody names no instance's schema.
             .after_connect(|conn, _| Box::pin(async move { conn.execute("SET search_path TO pg_catalog").await.map(|_| ()) }))
             .connect_lazy(url)?;
-        Ok(Arc::new(NodePool { pool, settings: settings.clone(), waits: PoolWaits::default() }))
+        let node = Arc::new(NodePool { pool, settings: settings.clone(), waits: PoolWaits::default(), warm: Arc::default() });
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            // A node gone quiet gives its kept connections back to sqlx's pool, which closes them.
+            let node = Arc::downgrade(&node);
+            runtime.spawn(async move {
+                loop {
+                    tokio::time::sleep(IDLE / 2).await;
+                    let Some(node) = node.upgrade() else { break };
+                    node.warm.sweep();
+                }
+            });
+        }
+        Ok(node)
     }
 
-    /// Connections open now (lent or idle) and idle.
+    /// Connections open now (lent, kept or idle) and idle (kept or idle).
     pub fn connections(&self) -> (u32, usize) {
-        (self.pool.size(), self.pool.num_idle())
+        (self.pool.size(), self.pool.num_idle() + self.warm.len())
     }
 
     /// The handle of schema `schema` (quoted) on this pool.
@@ -118,6 +139,8 @@ impl NodePool {
         SchemaPool {
             node: Arc::clone(self),
             schema: Arc::from(schema),
+            set_path: Arc::from(format!("SET search_path TO {schema}")),
+            set_local: Arc::from(format!("SET LOCAL search_path TO {schema}")),
             share: Arc::new(Semaphore::new(share(self.settings.instance_connections()) as usize)),
         }
     }
@@ -140,6 +163,10 @@ pub struct SchemaPool {
     node: Arc<NodePool>,
     /// The quoted schema name.
     schema: Arc<str>,
+    /// The statement that sets a session's path to it.
+    set_path: Arc<str>,
+    /// The statement that sets a transaction's path to it.
+    set_local: Arc<str>,
     /// This instance's share of the pool's connections.
     share: Arc<Semaphore>,
 }
@@ -172,6 +199,10 @@ impl SchemaPool {
     async fn pooled(&self, since: Instant) -> Result<PoolConnection<Any>, sqlx::Error> {
         let got = self.node.pool.acquire().await;
         self.node.note_wait(since, matches!(got, Err(sqlx::Error::PoolTimedOut)));
+        if matches!(&got, Err(e) if !matches!(e, sqlx::Error::PoolTimedOut)) {
+            // A new connection refused or failed: the server may have dropped the kept ones too.
+            note_loss();
+        }
         got
     }
 
@@ -181,39 +212,82 @@ impl SchemaPool {
         lost(e) && tried <= self.node.settings.instance_connections()
     }
 
-    /// A connection whose session works in this schema.
-    pub async fn connection(&self) -> Result<(PoolConnection<Any>, OwnedSemaphorePermit), sqlx::Error> {
-        let (permit, since) = self.permit().await?;
-        let set = format!("SET search_path TO {}", self.schema);
-        for tried in 1.. {
-            let mut conn = self.pooled(since).await?;
-            match conn.execute(set.as_str()).await {
-                Ok(_) => return Ok((conn, permit)),
-                Err(e) => {
+    /// A connection for this schema, and when its path was checked if its session already works
+    /// in it (kept warm).
+    async fn lend(&self, since: Instant) -> Result<(PoolConnection<Any>, Option<Checked>), sqlx::Error> {
+        let node = &self.node;
+        let room = node.pool.num_idle() > 0 || node.pool.size() < node.settings.instance_connections();
+        match node.warm.lend(&self.schema, room) {
+            Source::Warm(conn, checked) => Ok((conn, Some(checked))),
+            Source::Kept(conn) => Ok((conn, None)),
+            Source::Pool(_waiting) => Ok((self.pooled(since).await?, None)),
+        }
+    }
+
+    /// A connection whose session works in this schema: one kept warm for it, or another with
+    /// its path set now. A connection cut off while its path is being set goes back to sqlx's
+    /// pool, whose next use sets a path again.
+    async fn in_schema(&self, since: Instant) -> Result<Lent, sqlx::Error> {
+        let (mut conn, warm) = self.lend(since).await?;
+        let checked = match warm {
+            Some(checked) => checked,
+            None => {
+                let checked = Checked::now();
+                if let Err(e) = conn.execute(&*self.set_path).await {
                     // Never back to the pool with its path unknown.
                     conn.close_on_drop();
-                    if !self.again(&e, tried) {
-                        return Err(e);
+                    if lost(&e) {
+                        note_loss();
                     }
+                    return Err(e);
                 }
+                checked
+            }
+        };
+        Ok(Lent { conn: Some(conn), home: Some(Home { warm: Arc::clone(&self.node.warm), schema: Arc::clone(&self.schema), checked }) })
+    }
+
+    /// A connection whose session works in this schema.
+    pub async fn connection(&self) -> Result<(Lent, OwnedSemaphorePermit), sqlx::Error> {
+        let (permit, since) = self.permit().await?;
+        for tried in 1.. {
+            match self.in_schema(since).await {
+                Ok(lent) => return Ok((lent, permit)),
+                Err(e) if self.again(&e, tried) => {}
+                Err(e) => return Err(e),
             }
         }
         unreachable!("the loop returns")
     }
 
-    /// A transaction in this schema (the path is set for the transaction only).
-    pub async fn begin(&self) -> Result<(Transaction<'static, Any>, OwnedSemaphorePermit), sqlx::Error> {
+    /// A connection with a transaction begun on it, its path set to this schema for the
+    /// transaction alone (`SET LOCAL`); the connection goes back to sqlx's pool, not kept warm.
+    /// Why not kept: transactions on kept connections lowered the group commit's throughput on
+    /// PostgreSQL by a quarter (`bench/profile.sh create`: 3,300 to 2,400 creates a second),
+    /// though each saved a round trip; the cause was not found (BENCHMARKS.md, "Warm
+    /// connections").
+    pub async fn begin(&self) -> Result<(Lent, OwnedSemaphorePermit), sqlx::Error> {
         let (permit, since) = self.permit().await?;
-        let set = format!("SET LOCAL search_path TO {}", self.schema);
         for tried in 1.. {
-            let conn = self.pooled(since).await?;
-            // A transaction that failed to start or to set its path is rolled back on drop, and
-            // a lost connection with it fails its next check.
-            let failed = match Transaction::begin(conn, None).await {
-                Ok(mut tx) => match tx.execute(set.as_str()).await {
-                    Ok(_) => return Ok((tx, permit)),
-                    Err(e) => e,
-                },
+            // The connection's `BEGIN` is its check: a lost one is closed and the next tried.
+            let failed = match self.lend(since).await {
+                Ok((conn, _)) => {
+                    let mut lent = Lent { conn: Some(conn), home: None };
+                    let begun = match Transactions::begin(&mut lent, None).await {
+                        Ok(()) => lent.execute(&*self.set_local).await.map(|_| ()),
+                        Err(e) => Err(e),
+                    };
+                    match begun {
+                        Ok(()) => return Ok((lent, permit)),
+                        Err(e) => {
+                            lent.close_on_drop();
+                            if lost(&e) {
+                                note_loss();
+                            }
+                            e
+                        }
+                    }
+                }
                 Err(e) => e,
             };
             if !self.again(&failed, tried) {
@@ -224,14 +298,71 @@ impl SchemaPool {
     }
 }
 
-/// Whether `e` says the connection itself is gone (closed by a restarted or failed-over server,
-/// or the server shutting it down), rather than that the statement failed.
-fn lost(e: &sqlx::Error) -> bool {
-    match e {
-        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_) => true,
-        // 57P01..57P05: the server is shutting the session down; class 08: connection exceptions.
-        sqlx::Error::Database(d) => d.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08")),
-        _ => false,
+/// A connection lent for one use (an executor: `&mut *lent`). One of the node pool's, whose
+/// session works in its instance's schema, goes back to the node's warm connections when
+/// dropped; any other back to its own pool.
+pub struct Lent {
+    conn: Option<PoolConnection<Any>>,
+    /// Where it goes back to (none for a connection of a pool of its own).
+    home: Option<Home>,
+}
+
+/// The node's warm connections, the schema a lent connection's session works in, and when that
+/// was last checked.
+struct Home {
+    warm: Arc<WarmConnections>,
+    schema: Arc<str>,
+    checked: Checked,
+}
+
+impl std::fmt::Debug for Lent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lent").field("schema", &self.home.as_ref().map(|h| &*h.schema)).finish_non_exhaustive()
+    }
+}
+
+impl Lent {
+    /// A connection of a pool of its own (SQLite, the control plane).
+    pub fn own(conn: PoolConnection<Any>) -> Lent {
+        Lent { conn: Some(conn), home: None }
+    }
+
+    /// Closes this connection when it is dropped instead of giving it back.
+    pub fn close_on_drop(&mut self) {
+        self.home = None;
+        if let Some(conn) = &mut self.conn {
+            conn.close_on_drop();
+        }
+    }
+}
+
+impl Deref for Lent {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        self.conn.as_ref().expect("a lent connection is held until it is dropped")
+    }
+}
+
+impl DerefMut for Lent {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        self.conn.as_mut().expect("a lent connection is held until it is dropped")
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if let Some(conn) = &mut self.conn {
+            if Transactions::get_transaction_depth(conn) > 0 {
+                // A transaction still open (its holder dropped it): rolled back before the
+                // connection's next statement, whoever makes it (as `sqlx::Transaction` does;
+                // `db::Tx` does it too, this is for any other holder). On SQLite a second
+                // rollback queued behind `Tx`'s finds no transaction and does nothing.
+                Transactions::start_rollback(conn);
+            }
+        }
+        if let (Some(conn), Some(home)) = (self.conn.take(), self.home.take()) {
+            home.warm.give_back(conn, home.schema, home.checked);
+        }
     }
 }
 

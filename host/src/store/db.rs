@@ -67,11 +67,11 @@ impl Conns {
             Conns::Own { write, .. } => {
                 let mut conn = Lent::own(write.acquire().await?);
                 Transactions::begin(&mut conn, None).await?;
-                Ok(Tx { conn, open: true, _share: None })
+                Ok(Tx { conn, _share: None })
             }
             Conns::Shared(schema) => {
                 let (conn, share) = schema.begin().await?;
-                Ok(Tx { conn, open: true, _share: Some(share) })
+                Ok(Tx { conn, _share: Some(share) })
             }
         }
     }
@@ -103,31 +103,18 @@ impl DerefMut for Conn {
     }
 }
 
-/// A transaction (an executor: `&mut *tx`); rolled back if dropped before [`Tx::commit`]. It
-/// holds its connection itself rather than in a `sqlx::Transaction`, which would give it back to
-/// sqlx's pool: on the node pool it goes back warm to its instance (`warm_connections.rs`).
+/// A transaction (an executor: `&mut *tx`); rolled back if dropped before [`Tx::commit`] (by
+/// its connection, `node_pool::Lent`, which queues the rollback when dropped in a transaction).
+/// It holds a `Lent` rather than a `sqlx::Transaction` so that reads and transactions share one
+/// kind of lent connection.
 pub struct Tx {
     conn: Lent,
-    /// Begun and neither committed nor rolled back.
-    open: bool,
     _share: Option<OwnedSemaphorePermit>,
 }
 
 impl Tx {
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
-        Transactions::commit(&mut self.conn).await?;
-        self.open = false;
-        Ok(())
-    }
-}
-
-impl Drop for Tx {
-    fn drop(&mut self) {
-        if self.open {
-            // Queued on the connection and sent before its next statement, whoever uses it next
-            // (as `sqlx::Transaction` does).
-            Transactions::start_rollback(&mut self.conn);
-        }
+        Transactions::commit(&mut self.conn).await
     }
 }
 

@@ -34,7 +34,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Database, Executor, TransactionManager};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::warm_connections::{lost, note_loss, Checked, Source, WarmConnections, IDLE};
+use super::warm_connections::{lost, note_if_lost, note_loss, Checked, Source, WarmConnections, IDLE};
 
 /// Begins, commits and rolls back transactions on a lent connection.
 pub type Transactions = <Any as Database>::TransactionManager;
@@ -236,9 +236,7 @@ impl SchemaPool {
                 if let Err(e) = conn.execute(&*self.set_path).await {
                     // Never back to the pool with its path unknown.
                     conn.close_on_drop();
-                    if lost(&e) {
-                        note_loss();
-                    }
+                    note_if_lost(&e);
                     return Err(e);
                 }
                 checked
@@ -263,7 +261,7 @@ impl SchemaPool {
     /// A connection with a transaction begun on it, its path set to this schema for the
     /// transaction alone (`SET LOCAL`); the connection goes back to sqlx's pool, not kept warm.
     /// Why not kept: transactions on kept connections lowered the group commit's throughput on
-    /// PostgreSQL by a quarter (`bench/profile.sh create`: 3,300 to 2,400 creates a second),
+    /// PostgreSQL by a quarter (`bench/writes.sh`: about 3,300 to 2,400 creates a second),
     /// though each saved a round trip; the cause was not found (BENCHMARKS.md, "Warm
     /// connections").
     pub async fn begin(&self) -> Result<(Lent, OwnedSemaphorePermit), sqlx::Error> {
@@ -281,9 +279,7 @@ impl SchemaPool {
                         Ok(()) => return Ok((lent, permit)),
                         Err(e) => {
                             lent.close_on_drop();
-                            if lost(&e) {
-                                note_loss();
-                            }
+                            note_if_lost(&e);
                             e
                         }
                     }
@@ -353,10 +349,10 @@ impl Drop for Lent {
     fn drop(&mut self) {
         if let Some(conn) = &mut self.conn {
             if Transactions::get_transaction_depth(conn) > 0 {
-                // A transaction still open (its holder dropped it): rolled back before the
-                // connection's next statement, whoever makes it (as `sqlx::Transaction` does;
-                // `db::Tx` does it too, this is for any other holder). On SQLite a second
-                // rollback queued behind `Tx`'s finds no transaction and does nothing.
+                // A transaction still open (its holder, `db::Tx` or another, dropped it without
+                // committing, or its commit failed): rolled back before the connection's next
+                // statement, whoever makes it, as `sqlx::Transaction` does. The depth is the
+                // connection's own count, current once `BEGIN` or `COMMIT` has been awaited.
                 Transactions::start_rollback(conn);
             }
         }

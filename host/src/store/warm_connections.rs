@@ -21,14 +21,16 @@
 //!   pool (which wakes the waiter) instead of being kept.
 //! - A connection whose path was last set (checked) more than [`WARM`] ago has it set again (the
 //!   check sqlx's ping made), and so has every kept connection once a lost connection was seen
-//!   anywhere in the process ([`note_if_lost`]): the first use after a database restart or a
+//!   anywhere in the process ([`note_loss`]): the first use after a database restart or a
 //!   failover gets a live connection. What this gives up: connections killed while the server
 //!   stays up (`pg_terminate_backend`, a proxy restarting), and used again within a second of
 //!   their last check, fail that use (503 with `Retry-After`, as in an outage); the first such
 //!   failure makes every other kept connection be checked before its next use.
 //! - One kept longer than [`IDLE`] goes back to sqlx's pool, which closes it when idle.
-//! - A connection whose use was cut off while its path was being set, or that failed, is closed
-//!   or goes back to sqlx's pool with no schema, never kept.
+//! - A connection whose path could not be set is closed; one cut off while its path was being
+//!   set goes back to sqlx's pool with no schema: neither is kept. One whose statement failed is
+//!   kept (nothing here sees its statements), and is checked before its next use once the failure
+//!   was noted.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +52,13 @@ static LOSSES: AtomicU64 = AtomicU64::new(0);
 /// (the store's errors do, `StoreError`'s `From`; and the node pool's own checks).
 pub fn note_loss() {
     LOSSES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// [`note_loss`] if `e` says the connection was lost.
+pub fn note_if_lost(e: &sqlx::Error) {
+    if lost(e) {
+        note_loss();
+    }
 }
 
 /// Whether `e` says the connection itself is gone (closed by a restarted or failed-over server,

@@ -7,7 +7,7 @@
 #   bench/compare.sh reuse /tmp/herald-before /tmp/herald-after [ROUNDS]
 #   DATABASE_URL=postgres://... bench/compare.sh read A B
 #
-# WHAT is one of bench/profile.sh's: reuse, fresh, native, read, create.
+# WHAT is one of bench/profile.sh's: reuse, fresh, native, refused, read, create.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHAT=$1 A=$2 B=$3 ROUNDS=${4:-3}

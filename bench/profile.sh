@@ -8,6 +8,7 @@
 #   bench/profile.sh reuse      # guest-examples/rust/hello with reuse_calls 1000, open endpoint
 #   bench/profile.sh fresh      # the same component, a fresh instance per call
 #   bench/profile.sh native     # the native hello route behind the same admission
+#   bench/profile.sh refused    # the same route on default flags: one address over its smoothing, answered 429
 #   bench/profile.sh read       # GET one recipient (with DATABASE_URL=... for PostgreSQL)
 #   bench/profile.sh create     # POST a new recipient (group commit; DATABASE_URL likewise)
 #
@@ -31,6 +32,7 @@ PERF=${PERF:-1}
 [ "$PERF" = 0 ] || command -v perf >/dev/null || { echo "perf is not installed (Debian: linux-perf)" >&2; exit 1; }
 FEATURES=testing
 SERVE_ARGS="--rate-per-address 100000000 --burst-per-address 100000000"
+[ "$WHAT" != refused ] || SERVE_ARGS=""
 SCRIPT=()
 source bench/lib.sh
 need_wrk
@@ -47,7 +49,7 @@ case "$WHAT" in
     URL=$B/extensions/open/bench/hello
     HEADER=()
     ;;
-  native)
+  native | refused)
     URL=$B/testing/open/bench/hello
     HEADER=()
     ;;
@@ -62,7 +64,7 @@ case "$WHAT" in
     HEADER=(-H "Authorization: Bearer $TOKEN")
     SCRIPT=(-s bench/create-recipient.lua)
     ;;
-  *) echo "what to profile: reuse, fresh, native, read or create" >&2; exit 2 ;;
+  *) echo "what to profile: reuse, fresh, native, refused, read or create" >&2; exit 2 ;;
 esac
 [ "$WHAT" = create ] || [ "$(curl -s -o /dev/null -w '%{http_code}' "${HEADER[@]}" "$URL")" = 200 ] || { echo "$URL does not answer 200" >&2; exit 1; }
 wrk -t1 -c"$CONNS" -d2s "${HEADER[@]}" "${SCRIPT[@]}" "$URL" >/dev/null
@@ -86,7 +88,8 @@ if [ "$PERF" = 0 ]; then
   exit 0
 fi
 wait $RECORDING || true
-echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost), server CPU $CPU_CALL us a call, $SWITCHES_CALL context switches a call"
+NON_2XX=$(awk '/Non-2xx/ {print $NF}' "$DIR/wrk.txt"); NON_2XX=${NON_2XX:-0}
+echo "# $WHAT: $rps requests/s under the profile (perf at 1999 Hz adds its own cost; $NON_2XX of them not 2xx), server CPU $CPU_CALL us a call, $SWITCHES_CALL context switches a call"
 # Self time by symbol, then the same samples grouped into the parts of a call.
 perf report -i "$DIR/perf.data" --no-children --no-inline --sort symbol --stdio 2>/dev/null |
   awk '/^ +[0-9.]+%/ {print}' >"$DIR/symbols.txt"

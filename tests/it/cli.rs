@@ -167,6 +167,11 @@ async fn operators_define_instances_and_credentials_while_the_server_runs() {
     assert_eq!(r.status(), 200);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["personData"], json!({"ID": 1, "EMAIL": "first@acme.test", "CITY": "Oslo", "NICK": "F"}));
+    // A point read after the change reads the new field too (its statement is the new model's).
+    let r = client.get(format!("{base}/recipients/EMAIL=first%2540acme.test")).header("Authorization", &auth).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["personData"], json!({"ID": 1, "EMAIL": "first@acme.test", "CITY": "Oslo", "NICK": "F"}));
 
     // Changes that would lose data are refused, and nothing is written.
     std::fs::write(&file, ACME_V1).unwrap();

@@ -16,6 +16,24 @@ pub fn record_json<F: FieldInfo>(fields: &[F], values: &[Value], formats: &Forma
     Json::Object(map)
 }
 
+/// `record_json` serialised straight into its output, without the tree (a recipient's answer).
+pub struct Record<'a, F> {
+    pub fields: &'a [F],
+    pub values: &'a [Value],
+    pub formats: &'a Formats,
+}
+
+impl<F: FieldInfo> serde::Serialize for Record<'_, F> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.fields.len()))?;
+        for (f, v) in self.fields.iter().zip(self.values) {
+            map.serialize_entry(f.field_name(), &v.wire(self.formats))?;
+        }
+        map.end()
+    }
+}
+
 /// The body of a table record write: a JSON object.
 pub fn table_assignments(table: &TableDef, json: &Json, formats: &Formats) -> Result<Vec<(usize, Value)>, String> {
     let object = json.as_object().ok_or_else(|| "a record must be a JSON object".to_string())?;

@@ -25,13 +25,28 @@ use crate::rsql::Selectors;
 pub struct Model {
     pub def: DataModel,
     pub formats: Formats,
+    /// Which built model this is (its clones share it): what the store keeps the statements it
+    /// derives from a model under (`store/tenant/point_reads.rs`). A model never changes once
+    /// built, so neither do they.
+    pub id: ModelId,
+}
+
+/// A model's identity, unique among the models this process has built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelId(u64);
+
+impl ModelId {
+    fn next() -> ModelId {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        ModelId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Model {
     /// Validates `def`; the error lists every problem found, one per line.
     pub fn new(def: DataModel) -> Result<Model, String> {
         let formats = Formats::new(&def.date_format, &def.timestamp_format)?;
-        let model = Model { def, formats };
+        let model = Model { def, formats, id: ModelId::next() };
         let problems = validate::problems(&model);
         if problems.is_empty() {
             Ok(model)

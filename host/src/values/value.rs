@@ -138,6 +138,11 @@ impl Value {
         }
     }
 
+    /// The value on the wire, serialised where it is written (`to_json` without the tree).
+    pub fn wire<'a>(&'a self, formats: &'a Formats) -> WireValue<'a> {
+        WireValue { value: self, formats }
+    }
+
     /// The value on the wire, in the instance's formats.
     pub fn to_json(&self, formats: &Formats) -> Json {
         match self {
@@ -156,6 +161,26 @@ impl Value {
             Json::Null => String::new(),
             Json::String(s) => s,
             other => other.to_string(),
+        }
+    }
+}
+
+/// A value as `Value::to_json` writes it, serialised straight into its output (an answer's
+/// bytes): only dates and timestamps make a string on the way.
+pub struct WireValue<'a> {
+    value: &'a Value,
+    formats: &'a Formats,
+}
+
+impl serde::Serialize for WireValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.value {
+            Value::Null => s.serialize_unit(),
+            Value::Text(t) => s.serialize_str(t),
+            Value::Number(n) => serde::Serialize::serialize(&number_to_json(*n), s),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Date(d) => s.serialize_str(&self.formats.date.format_date(*d)),
+            Value::Timestamp(t) => s.serialize_str(&self.formats.timestamp.format_timestamp(*t)),
         }
     }
 }

@@ -8,7 +8,7 @@ use axum::{Json, Router};
 use serde_json::Value as Json_;
 
 use super::identity::{parse_ref, resolve};
-use super::json::{created, recipient_json};
+use super::json::{created, recipient_body};
 use super::paged::{self, CollectionQuery};
 use super::stream;
 use crate::domain;
@@ -71,10 +71,10 @@ async fn create(State(ctx): State<ApiContext>, caller: PublicCaller, AppJson(bod
 
 #[utoipa::path(get, path = "/recipients/{recipientId}", tag = "Recipients", summary = "One recipient",
     responses((status = 200, description = "The recipient with every Person Data field.", body = s::Recipient)))]
-async fn read(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Json<Json_>> {
+async fn read(caller: PublicCaller, AppPath(id): AppPath<String>) -> ApiResult<Response> {
     let t = &caller.tenant;
     let r = resolve(t, &id).await?;
-    Ok(Json(recipient_json(&t.model, &r)))
+    Ok(Json(recipient_body(&t.model, &r)).into_response())
 }
 
 /// PUT: updates the recipient the path names (200) or creates it with the path's identifier
@@ -101,7 +101,7 @@ async fn upsert(
     match domain::recipients::find(t, target.field, &target.value).await? {
         Some(existing) => {
             let r = domain::recipients::update(t, &existing, values).await?;
-            Ok((StatusCode::OK, Json(recipient_json(model, &r))).into_response())
+            Ok((StatusCode::OK, Json(recipient_body(model, &r))).into_response())
         }
         None => {
             if let Some((_, v)) = values.iter().find(|(i, _)| *i == target.field) {

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
-use super::json::recipient_json;
+use super::json::recipient_body;
 use crate::domain::export::{self, ExportFormat};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::negotiate::JSON_UTF8;
@@ -68,7 +68,7 @@ impl Encoding {
                 if !first {
                     buf.push(b',');
                 }
-                serde_json::to_writer(&mut *buf, &recipient_json(model, r)).expect("JSON values serialise");
+                serde_json::to_writer(&mut *buf, &recipient_body(model, r)).expect("a recipient serialises");
             }
             Encoding::Export(format, fields) => export::row(*format, model, fields, r, buf),
         }

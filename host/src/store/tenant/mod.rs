@@ -17,6 +17,7 @@ mod imports;
 mod media_files;
 mod monitors;
 mod paging;
+mod point_reads;
 mod recipients;
 mod records;
 mod schema;
@@ -52,13 +53,20 @@ pub struct TenantDb {
     direct: Option<std::sync::Arc<direct::DirectReaders>>,
     extension_records: extensions::RecordCache,
     flow_cache: flows::FlowCache,
+    point_reads: std::sync::Arc<point_reads::PointReads>,
 }
 
 impl TenantDb {
     /// Opens an instance's store (`Backend::open_tenant` chooses where).
     pub(in crate::store) fn new(db: Db) -> TenantDb {
         let direct = db.sqlite_file().map(|file| std::sync::Arc::new(direct::DirectReaders::new(file.into())));
-        TenantDb { db, direct, extension_records: extensions::RecordCache::new(), flow_cache: flows::FlowCache::default() }
+        TenantDb {
+            db,
+            direct,
+            extension_records: extensions::RecordCache::new(),
+            flow_cache: flows::FlowCache::default(),
+            point_reads: std::sync::Arc::default(),
+        }
     }
 
     /// Closes the point readers unused as long as an idle sqlx reader is kept (the registry's

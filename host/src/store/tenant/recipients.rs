@@ -63,25 +63,35 @@ fn returning(model: &Model) -> String {
 }
 
 impl TenantDb {
-    /// The recipient whose field `field` holds `value`.
     /// The recipient whose unique field `field` holds `value`.
     pub async fn find_recipient(&self, model: &Model, field: usize, value: &Value) -> StoreResult<Option<Recipient>> {
-        let name = &model.def.person_data[field].name;
-        let sql = self.db.sql_string(format!("{} WHERE {} = ?", select(model), column(name)));
-        if let Some(read) = self.direct_recipient(model, &sql, direct::stored(value)) {
+        let texts = self.point_read_texts(model);
+        let sql: &str = &texts[field];
+        if let Some(read) = self.direct_recipient(model, sql, direct::stored(value)) {
             return read;
         }
-        let row = bind(sqlx::query(&sql), value).fetch_optional(&mut *self.db.reader().await?).await?;
+        let row = bind(sqlx::query(sql), value).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
     pub async fn recipient_by_key(&self, model: &Model, key: i64) -> StoreResult<Option<Recipient>> {
-        let sql = self.db.sql_string(format!("{} WHERE _id = ?", select(model)));
-        if let Some(read) = self.direct_recipient(model, &sql, rusqlite::types::Value::Integer(key)) {
+        let texts = self.point_read_texts(model);
+        let sql: &str = &texts[model.def.person_data.len()];
+        if let Some(read) = self.direct_recipient(model, sql, rusqlite::types::Value::Integer(key)) {
             return read;
         }
-        let row = sqlx::query(&sql).bind(key).fetch_optional(&mut *self.db.reader().await?).await?;
+        let row = sqlx::query(sql).bind(key).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
+    }
+
+    /// The `SELECT` of one recipient by each Person Data field, then by key, in this store's
+    /// dialect (built once per model: `point_reads.rs`).
+    fn point_read_texts(&self, model: &Model) -> std::sync::Arc<[Box<str>]> {
+        self.point_reads.texts(model, || {
+            let select = select(model);
+            let by_field = model.def.person_data.iter().map(|f| format!("{select} WHERE {} = ?", column(&f.name)));
+            by_field.chain([format!("{select} WHERE _id = ?")]).map(|text| self.db.sql_string(text).into_boxed_str()).collect()
+        })
     }
 
     /// A point read of one recipient on the calling thread (SQLite, `direct.rs`); `None` on

@@ -7,16 +7,13 @@ use super::error::ApiError;
 use crate::model::fields::{FieldInfo, Fields};
 use crate::model::{Formats, TableDef, Value};
 
-/// `{FIELD: value, ...}` for values in field order.
+/// `{FIELD: value, ...}` for values in field order, as a JSON tree (`Record`'s output).
 pub fn record_json<F: FieldInfo>(fields: &[F], values: &[Value], formats: &Formats) -> Json {
-    let mut map = Map::with_capacity(fields.len());
-    for (f, v) in fields.iter().zip(values) {
-        map.insert(f.field_name().to_string(), v.to_json(formats));
-    }
-    Json::Object(map)
+    serde_json::to_value(Record { fields, values, formats }).expect("a record serialises")
 }
 
-/// `record_json` serialised straight into its output, without the tree (a recipient's answer).
+/// `{FIELD: value, ...}` for values in field order, serialised where it is written (a
+/// recipient's answer) without a JSON tree first.
 pub struct Record<'a, F> {
     pub fields: &'a [F],
     pub values: &'a [Value],

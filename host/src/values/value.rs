@@ -138,21 +138,15 @@ impl Value {
         }
     }
 
-    /// The value on the wire, serialised where it is written (`to_json` without the tree).
+    /// The value on the wire, in the instance's formats, serialised where it is written (an
+    /// answer's bytes) without a JSON tree first.
     pub fn wire<'a>(&'a self, formats: &'a Formats) -> WireValue<'a> {
         WireValue { value: self, formats }
     }
 
-    /// The value on the wire, in the instance's formats.
+    /// The value on the wire as a JSON tree (`wire`'s output).
     pub fn to_json(&self, formats: &Formats) -> Json {
-        match self {
-            Value::Null => Json::Null,
-            Value::Text(s) => Json::String(s.clone()),
-            Value::Number(n) => number_to_json(*n),
-            Value::Bool(b) => Json::Bool(*b),
-            Value::Date(d) => Json::String(formats.date.format_date(*d)),
-            Value::Timestamp(t) => Json::String(formats.timestamp.format_timestamp(*t)),
-        }
+        serde_json::to_value(self.wire(formats)).expect("a value serialises")
     }
 
     /// The value as text (Global Data VALUE, identifiers in messages).
@@ -165,8 +159,9 @@ impl Value {
     }
 }
 
-/// A value as `Value::to_json` writes it, serialised straight into its output (an answer's
-/// bytes): only dates and timestamps make a string on the way.
+/// A value as it goes on the wire: integral numbers as JSON integers (`number_to_json`), dates
+/// and timestamps as text in the instance's formats (the only ones that make a string on the
+/// way), the rest as JSON's own kinds.
 pub struct WireValue<'a> {
     value: &'a Value,
     formats: &'a Formats,

@@ -117,7 +117,8 @@ where
         Some(refusal(GovernorError::TooManyRequests { wait_time, headers: None }))
     }
 
-    /// The refusal of a call whose key cannot be found (no credential where one is keyed on).
+    /// Counts `request`'s call; its refusal when over, or when its key cannot be found (no
+    /// credential where the smoothing is keyed on one).
     fn check<T>(&self, request: &Request<T>) -> Option<Response> {
         match self.key.extract(request) {
             Ok(key) => self.refusal(&key),

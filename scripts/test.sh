@@ -12,9 +12,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each part's heading says how long the run has taken so far, so that a slow CI run shows which
+# part grew.
+section() { echo "== $* (at $((SECONDS / 60))m$((SECONDS % 60))s)"; }
+elapsed() { echo "== test.sh ended after $((SECONDS / 60))m$((SECONDS % 60))s"; }
+trap elapsed EXIT
+
 # What the tests need besides the Rust toolchain: the guest examples build into WebAssembly
 # components (tests/build.rs), so the wasm32-wasip2 target (idempotent when it is there).
-echo "== the wasm32-wasip2 target"
+section "the wasm32-wasip2 target"
 if ! rustup target list --installed | grep -qx wasm32-wasip2; then
     rustup target add wasm32-wasip2
 fi
@@ -25,13 +31,13 @@ fi
 # sources (console/) build: npm installs the pinned packages and Vite builds them into a scratch
 # folder, compared file by file.
 # Commit messages since the rule: a subject of at most 72 characters, a blank line before the body.
-echo "== commit messages"
+section "commit messages"
 scripts/commit-subjects.sh
 
-echo "== the console's build"
+section "the console's build"
 scripts/console.sh --check
 
-echo "== format and lints"
+section "format and lints"
 for component in rustfmt clippy; do
     if ! rustup component list --installed | grep -q "^$component"; then
         rustup component add "$component"
@@ -48,13 +54,13 @@ fi
 # The guest examples, the SDKs and the templates of new projects: rustfmt, clippy, ruff, biome.
 scripts/lint.sh
 
-echo "== unit tests and the end-to-end suite on SQLite"
+section "unit tests and the end-to-end suite on SQLite"
 env -u HERALD_TEST_POSTGRES cargo test --workspace --locked "$@"
 
-echo "== the API against its OpenAPI documents (schemathesis) and the reference page (Chromium)"
+section "the API against its OpenAPI documents (schemathesis) and the reference page (Chromium)"
 scripts/contract.sh target/debug/herald
 
-echo "== the end-to-end suite on PostgreSQL"
+section "the end-to-end suite on PostgreSQL"
 # The tests of several nodes (tests/it/cluster.rs) put three servers behind HAProxy, from
 # Debian's packages.
 if ! command -v haproxy >/dev/null 2>&1; then
@@ -66,10 +72,10 @@ url=$(scripts/postgres.sh)
 # A second, small private cluster (max_connections 30) for the test of two nodes serving 300
 # instances within their connection settings (tests/it/tenancy.rs).
 small_cluster() { HERALD_PG_PRIVATE=1 HERALD_PG_DIR="$PWD/target/postgres-small" HERALD_PG_PORT=55433 HERALD_PG_MAX_CONNECTIONS=30 scripts/postgres.sh "$@"; }
-trap 'scripts/postgres.sh stop; small_cluster stop' EXIT
+trap 'scripts/postgres.sh stop; small_cluster stop; elapsed' EXIT
 small=$(small_cluster)
 echo "PostgreSQL for the tests: $url (and $small, with max_connections 30)"
 HERALD_TEST_POSTGRES="$url" HERALD_TEST_POSTGRES_SMALL="$small" cargo test --locked -p herald-tests "$@"
 
-echo "== the API against its OpenAPI documents on PostgreSQL (schemathesis)"
+section "the API against its OpenAPI documents on PostgreSQL (schemathesis)"
 DATABASE_URL="$url" scripts/contract.sh target/debug/herald

@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.."
 
 # Each part's heading says how long the run has taken so far, so that a slow CI run shows which
 # part grew.
-section() { echo "== $* (at $((SECONDS / 60))m$((SECONDS % 60))s)"; }
-elapsed() { echo "== test.sh ended after $((SECONDS / 60))m$((SECONDS % 60))s"; }
+run_time() { echo "$((SECONDS / 60))m$((SECONDS % 60))s"; }
+section() { echo "== $* (at $(run_time))"; }
+elapsed() { echo "== test.sh ended after $(run_time)"; }
 trap elapsed EXIT
 
 # What the tests need besides the Rust toolchain: the guest examples build into WebAssembly

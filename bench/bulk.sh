@@ -22,12 +22,7 @@ source bench/lib.sh
 AUTH="Authorization: Bearer $TOKEN"
 FILE="$DIR/people.csv"
 CONTENT_TYPE='text/csv; charset=utf-8'
-awk -v n="$N" 'BEGIN {
-  print "USER_ID,EMAIL,MOBILE,FIRST_NAME,LAST_NAME,CITY,AGE,OPTIN"
-  split("Paris,Lyon,Nice,Lille,Nantes,Bordeaux", cities, ",")
-  for (i = 1; i <= n; i++)
-    printf "%d,person%d@bulk.test,+3360%07d,First %d,\"Last, %d\",%s,%d,%s\n", i, i, i, i, i, cities[i % 6 + 1], 18 + i % 60, (i % 2 ? "true" : "false")
-}' >"$FILE"
+bench/people_csv.sh "$N" >"$FILE"
 SIZE_MB=$(( $(stat -c %s "$FILE") / 1024 / 1024 ))
 
 IDLE_KIB=$(rss_kib)

@@ -19,7 +19,9 @@ CAP_SYS_NICE), standing in for a client on a machine of its own: on a machine wh
 server's sweep keeps busy, an ordinary process also waits for a core when its answer arrives, and
 that wait, which no count above can take out, was most of the tail measured during a sweep
 (BENCHMARKS.md). It uses about 2 % of a core. `PACED_PRIORITY=normal` keeps the ordinary priority
-(to compare); stderr says which priority it ran at.
+(to compare); stderr says which priority it ran at. `PACED_TRACE=FILE` writes each request's
+scheduled time (seconds since the epoch) and its `from due` latency (ms), a line each, to tell
+which phase of a load the slow ones fall in.
 """
 import http.client
 import os
@@ -41,6 +43,7 @@ parts = urlsplit(url)
 conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
 headers = {"Authorization": f"Bearer {token}"}
 from_due, server, client_late = [], [], []
+trace = open(os.environ["PACED_TRACE"], "w") if os.environ.get("PACED_TRACE") else None
 start = time.perf_counter()
 answered = start
 for i in range(int(seconds * rate)):
@@ -61,6 +64,8 @@ for i in range(int(seconds * rate)):
     if not held_back:
         client_late.append(sent - due)
     answered = end
+    if trace:
+        trace.write(f"{time.time() - (time.perf_counter() - due):.4f} {(end - due) * 1000:.3f}\n")
 
 
 def shape(values):

@@ -22,6 +22,7 @@ pub mod paging;
 pub mod queue;
 pub mod rsql;
 pub mod runtime;
+pub mod scheduling;
 pub mod secrets;
 pub mod seed;
 pub mod server;

@@ -18,7 +18,12 @@ fn main() -> std::process::ExitCode {
     if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
         std::env::set_var("RUST_LIB_BACKTRACE", "0");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the tokio runtime starts");
+    // The threads that answer calls take a core promptly when they wake (scheduling.rs).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .on_thread_start(herald_host::scheduling::prompt_turns)
+        .enable_all()
+        .build()
+        .expect("the tokio runtime starts");
     runtime.block_on(run())
 }
 

@@ -2,7 +2,9 @@
 //! runs. They are a runtime of their own, apart from the one serving the API, so that a draining
 //! queue takes at most their number of cores; and they run at a lower scheduling priority (a
 //! higher nice value), so that when the API and a sweep over a million recipients want the same
-//! core, the kernel gives it to the call someone is waiting for. Their reads go to readers of
+//! core, the kernel gives it to the call someone is waiting for; and they ask for long turns on
+//! the processor (`crate::scheduling`), so that a call's thread that wakes takes the core from
+//! them at once rather than at the end of their turn. Their reads go to readers of
 //! their own (`store::db`), so that they never hold every reader the API needs.
 //!
 //! On Linux the operator may also keep them to cores of their own (`--background-cores own`): the
@@ -27,6 +29,7 @@ pub fn background_runtime(threads: usize, nice: u8, own_cores: bool) -> io::Resu
         .thread_name("herald-async")
         .on_thread_start(move || {
             lower_priority(nice);
+            crate::scheduling::long_turns();
             if let Some(cores) = &cores {
                 keep_to(cores);
             }

@@ -60,12 +60,24 @@ pub(super) enum Conns {
     Shared(SchemaPool),
 }
 
+/// The writer's connection. Opening one starts SQLite's thread for it, which inherits the opening
+/// thread's turn on the processor (`scheduling`): the writer runs an import's long batches, so it
+/// gets the long turn whichever thread opens it, and a call's thread that wakes meanwhile is due
+/// first.
+async fn acquire_writer(write: &AnyPool) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, sqlx::Error> {
+    if write.num_idle() > 0 {
+        write.acquire().await
+    } else {
+        crate::scheduling::with_long_turns(write.acquire()).await
+    }
+}
+
 impl Conns {
     /// A transaction; on the shared pool with the instance's share held until it ends.
     pub(super) async fn begin(&self) -> Result<Tx, sqlx::Error> {
         match self {
             Conns::Own { write, .. } => {
-                let mut conn = Lent::own(write.acquire().await?);
+                let mut conn = Lent::own(acquire_writer(write).await?);
                 Transactions::begin(&mut conn, None).await?;
                 Ok(Tx { conn, _share: None })
             }
@@ -201,7 +213,7 @@ impl Db {
             .connect_lazy(&url("rwc"))?;
         if !path.exists() {
             // A new database: the writer creates it (in WAL mode) before any reader looks.
-            drop(write.acquire().await?);
+            drop(acquire_writer(&write).await?);
         }
         let reader_pool = |count: u32| {
             AnyPoolOptions::new()
@@ -294,7 +306,7 @@ impl Db {
     /// The writer (on PostgreSQL, any connection of the pool).
     pub async fn writer(&self) -> Result<Conn, sqlx::Error> {
         match &self.conns {
-            Conns::Own { write, .. } => Ok(Conn { conn: Lent::own(write.acquire().await?), _share: None }),
+            Conns::Own { write, .. } => Ok(Conn { conn: Lent::own(acquire_writer(write).await?), _share: None }),
             Conns::Shared(_) => self.reader().await,
         }
     }

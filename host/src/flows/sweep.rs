@@ -14,6 +14,7 @@ use super::runner::{flow_job, Progress, Walked};
 use crate::domain;
 use crate::model::flow::Flow;
 use crate::store::jobs::{ClaimedJob, JobOutcome, Later};
+use crate::store::schedules::SweptBatch;
 use crate::store::tenant::{NewFlowRun, Recipient, RunProgress, RunState};
 use crate::tenants::Tenant;
 
@@ -30,12 +31,12 @@ impl FlowEngine {
         // The flow as it is now: a flow deleted or no longer scheduled ends its sweep.
         let flow = match super::find(&tenant, &sweep.flow).await {
             Ok(Some(found)) if found.flow.trigger.schedule.is_some() => found,
-            Ok(_) => return self.swept(&tenant, &sweep, 0, true, JobOutcome::Ended).await,
+            Ok(_) => return self.swept(&tenant, &sweep, &[], true, JobOutcome::Ended).await,
             Err(e) => return JobOutcome::Failed(format!("the flow could not be read: {e}")),
         };
         let condition = match target(&tenant, &flow.flow) {
             Ok(c) => c,
-            Err(why) => return self.swept(&tenant, &sweep, 0, true, JobOutcome::Failed(why)).await,
+            Err(why) => return self.swept(&tenant, &sweep, &[], true, JobOutcome::Failed(why)).await,
         };
         let keys = match domain::recipients::keys_after(&tenant, condition.as_ref(), sweep.after, BATCH).await {
             Ok(keys) => keys,
@@ -76,7 +77,7 @@ impl FlowEngine {
             let next = FlowJob::Sweep(SweepJob { after: *last, ..sweep.clone() });
             then.push(Later { job: flow_job(&job.customer_id, &job.extension, next.to_json()), due_at: now });
         }
-        self.swept(&tenant, &sweep, keys.len() as i64, done, JobOutcome::Continue(then)).await
+        self.swept(&tenant, &sweep, &keys, done, JobOutcome::Continue(then)).await
     }
 
     /// Runs a new run's nodes until it waits or ends; `None` when its recipient is gone.
@@ -104,10 +105,12 @@ impl FlowEngine {
         Some((run, saved))
     }
 
-    /// Counts a batch in the schedule's progress, then ends the job with `outcome`.
-    async fn swept(&self, tenant: &Tenant, sweep: &SweepJob, count: i64, done: bool, outcome: JobOutcome) -> JobOutcome {
+    /// Counts a batch (its recipients' `keys`) in the schedule's progress, then ends the job with
+    /// `outcome`.
+    async fn swept(&self, tenant: &Tenant, sweep: &SweepJob, keys: &[i64], done: bool, outcome: JobOutcome) -> JobOutcome {
+        let batch = SweptBatch { after: sweep.after, count: keys.len() as i64, last: keys.last().copied().unwrap_or(sweep.after) };
         if let Err(e) =
-            self.control.record_sweep(tenant.customer_id(), &sweep.flow, sweep.fired_at, count, done, self.clock.now_millis()).await
+            self.control.record_sweep(tenant.customer_id(), &sweep.flow, sweep.fired_at, batch, done, self.clock.now_millis()).await
         {
             tracing::warn!(flow = %sweep.flow, error = %e, "a sweep's progress could not be recorded");
         }

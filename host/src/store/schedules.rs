@@ -20,6 +20,15 @@ pub struct FlowSchedule {
     pub swept_at: Option<i64>,
 }
 
+/// A batch of a sweep: the key it starts after, how many recipients it had, and its last key
+/// (`after` when it had none).
+#[derive(Debug, Clone, Copy)]
+pub struct SweptBatch {
+    pub after: i64,
+    pub count: i64,
+    pub last: i64,
+}
+
 const SCHEDULE_COLUMNS: &str = "schedule, next_at, fired_at, swept, sweep_done, swept_at";
 
 fn decode(r: &AnyRow, at: usize) -> FlowSchedule {
@@ -76,7 +85,7 @@ impl ControlDb {
     /// true when this call fired it.
     pub async fn fire_flow_schedule(&self, customer_id: &str, flow: &str, due: i64, next_at: i64) -> StoreResult<bool> {
         let sql = self.db.sql(
-            "UPDATE flow_schedules SET next_at = ?, fired_at = ?, swept = 0, sweep_done = 0, swept_at = ?
+            "UPDATE flow_schedules SET next_at = ?, fired_at = ?, swept = 0, sweep_done = 0, swept_at = ?, swept_after = NULL
              WHERE customer_id = ? AND flow = ? AND next_at = ?",
         );
         let done = sqlx::query(&sql)
@@ -99,13 +108,30 @@ impl ControlDb {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Counts `more` recipients swept for the firing at `fired_at` (and whether it is over).
-    pub async fn record_sweep(&self, customer_id: &str, flow: &str, fired_at: i64, more: i64, done: bool, now: i64) -> StoreResult<()> {
+    /// Counts the `batch` of recipients swept for the firing at `fired_at` (and whether it is
+    /// over). A batch is counted once: only when the count stands where the batch starts (or
+    /// before the first), so the batch of a job run again after its node died is not counted twice.
+    pub async fn record_sweep(
+        &self,
+        customer_id: &str,
+        flow: &str,
+        fired_at: i64,
+        batch: SweptBatch,
+        done: bool,
+        now: i64,
+    ) -> StoreResult<()> {
         let sql = self.db.sql(
-            "UPDATE flow_schedules SET swept = swept + ?, sweep_done = ?, swept_at = ? WHERE customer_id = ? AND flow = ? AND fired_at = ?",
+            "UPDATE flow_schedules SET
+               swept = swept + CASE WHEN swept_after IS NULL OR swept_after = ? THEN ? ELSE 0 END,
+               swept_after = CASE WHEN swept_after IS NULL OR swept_after = ? THEN ? ELSE swept_after END,
+               sweep_done = ?, swept_at = ?
+             WHERE customer_id = ? AND flow = ? AND fired_at = ?",
         );
         sqlx::query(&sql)
-            .bind(more)
+            .bind(batch.after)
+            .bind(batch.count)
+            .bind(batch.after)
+            .bind(batch.last)
             .bind(i64::from(done))
             .bind(now)
             .bind(customer_id)
@@ -114,5 +140,34 @@ impl ControlDb {
             .execute(&mut *self.db.writer().await?)
             .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SweptBatch;
+    use crate::store::{Backend, ControlDb};
+
+    /// A batch recorded again (its job run again after its node died) is not counted twice; the
+    /// next batch is, and a new firing starts from nothing.
+    #[tokio::test]
+    async fn a_batch_run_again_is_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
+        control.set_flow_schedule("demo", "sweep", "* * * * *", 1_000).await.unwrap();
+        assert!(control.fire_flow_schedule("demo", "sweep", 1_000, 61_000).await.unwrap());
+        let first = SweptBatch { after: 0, count: 500, last: 612 };
+        control.record_sweep("demo", "sweep", 1_000, first, false, 2_000).await.unwrap();
+        control.record_sweep("demo", "sweep", 1_000, first, false, 3_000).await.unwrap();
+        let swept = |s: Option<super::FlowSchedule>| s.map(|s| (s.swept, s.sweep_done));
+        assert_eq!(swept(control.flow_schedule("demo", "sweep").await.unwrap()), Some((500, false)));
+        let last = SweptBatch { after: 612, count: 20, last: 700 };
+        control.record_sweep("demo", "sweep", 1_000, last, true, 4_000).await.unwrap();
+        control.record_sweep("demo", "sweep", 1_000, last, true, 5_000).await.unwrap();
+        assert_eq!(swept(control.flow_schedule("demo", "sweep").await.unwrap()), Some((520, true)));
+
+        assert!(control.fire_flow_schedule("demo", "sweep", 61_000, 121_000).await.unwrap());
+        control.record_sweep("demo", "sweep", 61_000, first, false, 62_000).await.unwrap();
+        assert_eq!(swept(control.flow_schedule("demo", "sweep").await.unwrap()), Some((500, false)));
     }
 }

@@ -29,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 
 bench/people_csv.sh "$N" >"$WORK/0.csv"
-sed -E '2,$ s/^([0-9]+),([^,]*),([^,]*),First /\1,\2,\3,New /; 2,$ s/,([0-9]+),(true|false)$/,9\1,\2/' "$WORK/0.csv" >"$WORK/1.csv"
+bench/people_csv.sh "$N" changed >"$WORK/1.csv"
 
 # Starts build $1 as server number $2; sets URL_$2 and TOKEN_$2.
 start() {

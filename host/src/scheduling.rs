@@ -12,15 +12,16 @@
 //! unchanged (that is its nice value: the queue's threads keep theirs), only who waits less.
 //!
 //! A thread's turn passes to the threads it starts: SQLite's connection threads inherit the turn
-//! of the thread that opened them. An instance's writer is opened under the long turn
-//! (`with_long_turns`) whichever thread opens it: it runs an import's batches, tens of
-//! milliseconds each, and a call's thread that wakes meanwhile should not wait for the batch's
-//! turn to end. It runs the callers' writes too, which a long turn delays only while every core
-//! is busy: measured, the p99 of `GET` during an import fell from 2.23 to 1.71 ms (median of 4
-//! alternated rounds) against the writer on short turns, and a load of creates alone that keeps
-//! both cores busy ran about 3% slower, within the machine's drift (BENCHMARKS.md). Elsewhere (other systems, older kernels, a
-//! thread under another policy) nothing changes; failures are logged at debug level only, as a
-//! turn is a preference and never a condition for running.
+//! of the thread that opened them. Every SQLite database's writer (each instance's, and the
+//! control plane's) is opened under the long turn (`with_long_turns`) whichever thread opens it:
+//! an instance's writer runs an import's batches, tens of milliseconds each, and a call's thread
+//! that wakes meanwhile should not wait for the batch's turn to end. It runs the callers' writes
+//! too, which a long turn delays only while every core is busy: measured, the p99 of `GET` during
+//! an import fell from 2.23 to 1.71 ms (median of 4 alternated rounds) against the writer on
+//! short turns, and a load of creates alone that keeps both cores busy ran about 3% slower,
+//! within the machine's drift (BENCHMARKS.md). Elsewhere (other systems, older kernels, a thread
+//! under another policy) nothing changes; failures are logged at debug level only, as a turn is
+//! a preference and never a condition for running.
 
 use std::future::Future;
 use std::pin::Pin;

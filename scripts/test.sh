@@ -38,14 +38,20 @@ scripts/commit-subjects.sh
 section "the console's build"
 scripts/console.sh --check
 
-section "format and lints"
+section "format, lints and the build"
 for component in rustfmt clippy; do
     if ! rustup component list --installed | grep -q "^$component"; then
         rustup component add "$component"
     fi
 done
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# Clippy runs inside the build of every target (scripts/clippy-rustc.sh: the same lints as `cargo
+# clippy --workspace --all-targets -- -D warnings`), so that the dependencies and the guest examples
+# are compiled once rather than once for clippy and once for the tests. Every cargo command below
+# keeps the wrapper: Cargo counts it in the workspace crates' fingerprints, and a command without it
+# would build them again.
+export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc.sh"
+cargo test --workspace --all-targets --locked --no-run
 # The `testing` feature (an unauthenticated route) is the tests' own: a build of the workspace
 # without its tests (`cargo build --workspace --release`) must not switch it on.
 if cargo tree --workspace --locked -e features,no-dev -i herald-host | grep -q 'feature "testing"'; then

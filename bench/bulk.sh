@@ -6,7 +6,8 @@
 # Markdown table: each one's time, the server's memory above idle during it (the largest of
 # samples taken every half second), and the p99 of GET one recipient at 50 requests a second
 # during the third import against idle (measured just before it; SHAPES=1 prints both
-# distributions).
+# distributions). REJECT_EVERY=K gives every K-th row of the first two files an AGE that is not a
+# number: those rows are rejected, and the statements around them carry other numbers of rows.
 #
 #   bench/bulk.sh                               # release build, SQLite, 1,000,000 rows
 #   N=100000 bench/bulk.sh
@@ -23,6 +24,11 @@ AUTH="Authorization: Bearer $TOKEN"
 FILE="$DIR/people.csv"
 CONTENT_TYPE='text/csv; charset=utf-8'
 bench/people_csv.sh "$N" >"$FILE"
+# AGE is the 8th field of a plain split on commas (LAST_NAME's quoted value holds one).
+if [ -n "${REJECT_EVERY:-}" ]; then
+  awk -F, -v OFS=, -v k="$REJECT_EVERY" 'NR > 1 && (NR - 1) % k == 0 { $8 = "x" } 1' "$FILE" >"$FILE.rejects"
+  mv "$FILE.rejects" "$FILE"
+fi
 SIZE_MB=$(( $(stat -c %s "$FILE") / 1024 / 1024 ))
 
 IDLE_KIB=$(rss_kib)

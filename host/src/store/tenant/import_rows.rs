@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use sqlx::Row;
 
 use super::codec::{bind_typed, decode};
-use super::import_writes::{Known, Numbering, PendingWrites, Sent, Write};
+use super::import_writes::{Known, Numbering, PendingWrites, Sent, Write, ROWS_PER_STATEMENT};
 use super::imports::{ImportCounts, MAX_RECORDED_ERRORS};
 use super::{EntryOutcome, TableRef, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
@@ -377,11 +377,13 @@ impl TenantDb {
         let mut known = HashMap::with_capacity(keys.len());
         let key = &fields[batch.key_field];
         let names: Vec<String> = fields.iter().map(|f| column(&f.name)).collect();
-        for chunk in keys.chunks(500) {
+        for chunk in keys.chunks(ROWS_PER_STATEMENT) {
             let marks = vec!["?"; chunk.len()].join(", ");
             let sql =
                 self.db.sql_string(format!("SELECT _id, {} FROM recipients WHERE {} IN ({marks})", names.join(", "), column(&key.name)));
-            let mut query = sqlx::query(&sql);
+            // See `plans_cached`: a lookup by key must use the key's index however small the
+            // table was when the first import began.
+            let mut query = sqlx::query(&sql).persistent(self.plans_cached());
             for v in chunk {
                 query = bind_typed(query, v, key.ty);
             }

@@ -19,6 +19,11 @@ use crate::store::group::Turn;
 use crate::store::{StoreError, StoreResult};
 use crate::values::value::MAX_EXACT_NUMBER;
 
+/// The most rows one multi-row statement carries (and keys one lookup names): large enough that
+/// a million-row import is a few thousand statements, small enough that one statement holds a
+/// writer's turn for milliseconds, not tens of them.
+pub(super) const ROWS_PER_STATEMENT: usize = 500;
+
 /// A recipient the batch knows: its internal key, Recipient Id and Person Data as stored (in
 /// model order), so that a row that changes nothing writes nothing.
 #[derive(Debug, Clone)]
@@ -99,7 +104,7 @@ impl PendingWrites {
     }
 
     fn fits(&self, kind: Kind, columns: &[usize], own: Option<i64>) -> bool {
-        let per_statement = (30_000 / (columns.len() + 1)).clamp(1, 500);
+        let per_statement = (30_000 / (columns.len() + 1)).clamp(1, ROWS_PER_STATEMENT);
         self.kind == Some(kind)
             && self.columns == columns
             && self.rows.len() < per_statement
@@ -231,14 +236,14 @@ impl TenantDb {
         }
     }
 
-    /// One multi-row INSERT per 500 rows; the internal key of each Recipient Id (as text).
+    /// One multi-row INSERT per `ROWS_PER_STATEMENT` rows; the internal key of each Recipient Id (as text).
     async fn insert_many(&self, turn: &mut Turn, model: &Model, columns: &[usize], rows: &[&[Value]]) -> StoreResult<HashMap<String, i64>> {
         let fields = &model.def.person_data;
         let id_field = model.def.recipient_id_field();
         let names: Vec<String> = columns.iter().map(|i| column(&fields[*i].name)).collect();
         let row_marks = format!("({})", vec!["?"; columns.len()].join(", "));
         let mut owns = HashMap::with_capacity(rows.len());
-        for chunk in rows.chunks(500) {
+        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let sql = format!(
                 "INSERT INTO recipients ({}) VALUES {} RETURNING _id, {}",
                 names.join(", "),
@@ -271,7 +276,8 @@ impl TenantDb {
             vec![row_marks.as_str(); rows.len()].join(", ")
         );
         let sql = self.db.sql_string(sql);
-        let mut query = sqlx::query(&sql);
+        // A join on the recipients table: see `plans_cached` for why PostgreSQL plans it afresh.
+        let mut query = sqlx::query(&sql).persistent(self.plans_cached());
         for (own, values) in rows {
             query = query.bind(*own);
             for (i, v) in columns.iter().zip(values.iter()) {

@@ -381,8 +381,8 @@ impl TenantDb {
             let marks = vec!["?"; chunk.len()].join(", ");
             let sql =
                 self.db.sql_string(format!("SELECT _id, {} FROM recipients WHERE {} IN ({marks})", names.join(", "), column(&key.name)));
-            // See `plans_cached`: a lookup by key must use the key's index however small the
-            // table was when the first import began.
+            // See `plans_cached`: planned for the table's size at each run, not for its size
+            // when the first import began.
             let mut query = sqlx::query(&sql).persistent(self.plans_cached());
             for v in chunk {
                 query = bind_typed(query, v, key.ty);

@@ -81,17 +81,6 @@ impl TenantDb {
         self.db.dialect
     }
 
-    /// Whether the statements of a bulk import whose best plan depends on the recipients table's
-    /// size may be kept prepared. On PostgreSQL they may not: a named statement is planned once
-    /// for any parameters after five runs (a generic plan), and one made while the first import
-    /// into an empty instance had written a few hundred rows scans the whole table for every
-    /// lookup once it holds a million (measured: 250-420 ms a lookup instead of about 1 ms).
-    /// Unnamed statements are planned for each run, with the table's statistics of that moment.
-    /// SQLite's planner does not weigh the table's size that way, and reuse saves its parse.
-    pub(super) fn plans_cached(&self) -> bool {
-        self.db.dialect == crate::rsql::Dialect::Sqlite
-    }
-
     /// Brings the typed tables in line with `model` and stores the initial values of Global Data
     /// items that have none yet, in one transaction.
     pub async fn ensure_schema(&self, model: &Model) -> StoreResult<()> {

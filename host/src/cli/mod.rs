@@ -349,7 +349,9 @@ pub struct ServeArgs {
     pub async_workers: u32,
     /// How many steps of scheduling priority (nice) below the API the threads of queued work run:
     /// asynchronous executions, flow runs and sweeps, monitors. When both want a core, a call
-    /// being answered gets it first; 0 runs them at the API's priority.
+    /// being answered gets it first; 0 runs them at the API's priority. On PostgreSQL, an
+    /// import's database backend takes the same priority while it applies a batch, when the
+    /// database runs on this machine and Herald has `CAP_SYS_NICE` (as root does).
     #[arg(long, env = "HERALD_BACKGROUND_NICE", default_value_t = 10, value_parser = clap::value_parser!(u8).range(0..=19))]
     pub background_nice: u8,
     /// Where the threads of queued work run: `shared` (the default) on any core; `own` on cores

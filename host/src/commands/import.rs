@@ -37,9 +37,10 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}) {msg}")
             .expect("valid template"),
     );
-    // Nothing else is served by this process: it never pauses for API calls.
+    // Nothing else is served by this process: it never pauses for API calls, and its database
+    // backend runs at its own priority.
     let api_calls = InFlight::new(0);
-    let work = ImportWork { triggers: None, api_calls: &api_calls, budget: Duration::from_millis(500) };
+    let work = ImportWork { triggers: None, api_calls: &api_calls, budget: Duration::from_millis(500), backend_nice: 0 };
     loop {
         let next = run_import(&work, &tenant, &id).await?;
         if let Some(now) = tenant.db.import(&id).await? {

@@ -190,6 +190,9 @@ pub struct ImportWork<'a> {
     pub api_calls: &'a InFlight,
     /// How long a stretch may run (within the queue's execution limit).
     pub budget: Duration,
+    /// How many steps below the API's priority the database's backend applies each batch, where
+    /// that can be done (`store::backend_nice`; 0: at its own).
+    pub backend_nice: u8,
 }
 
 /// The name of the queue's jobs that run imports (`queue::import_stretch`), as the store keeps it.
@@ -288,7 +291,7 @@ pub async fn run_import(work: &ImportWork<'_>, tenant: &Arc<Tenant>, id: &str) -
                 next_row,
                 rejected_before: rejected,
             };
-            match db.apply_import_batch(model, &batch).await? {
+            match db.apply_import_batch(model, &batch, work.backend_nice).await? {
                 BatchOutcome::Stale => return Ok(Stretch::Over),
                 BatchOutcome::Applied { counts, created } => {
                     rejected += counts.rejected;

@@ -21,6 +21,9 @@ pub(super) struct ImportStretches {
     pub api_calls: Arc<InFlight>,
     pub execution_limit: Duration,
     pub clock: Arc<dyn Clock>,
+    /// The queue's threads' steps below the API's priority, which an import's database backend
+    /// takes too.
+    pub nice: u8,
 }
 
 impl JobKind for ImportStretches {
@@ -31,6 +34,7 @@ impl JobKind for ImportStretches {
                 api_calls: &self.api_calls,
                 // Well within the execution limit, which would end the stretch as failed.
                 budget: self.execution_limit / 3,
+                backend_nice: self.nice,
             };
             match imports::run_stretch(&work, &self.tenants, &job.customer_id, payload).await {
                 Stretch::Over => JobOutcome::Ended,

@@ -184,6 +184,7 @@ impl Queue {
             api_calls: workers.api_calls.clone(),
             execution_limit: settings.execution_limit,
             clock: clock.clone(),
+            nice: settings.nice,
         };
         workers.kinds.register(crate::imports::JOB_KIND, Arc::new(imports));
         let executor = execute::Executor {

@@ -25,6 +25,8 @@ use super::import_writes::{Known, Numbering, PendingWrites, Sent, Write, ROWS_PE
 use super::imports::{ImportCounts, MAX_RECORDED_ERRORS};
 use super::{EntryOutcome, TableRef, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
+use crate::rsql::Dialect;
+use crate::store::backend_nice::Lowered;
 use crate::store::group::Turn;
 use crate::store::{StoreError, StoreResult};
 
@@ -103,31 +105,46 @@ fn statement_failed(e: &StoreError) -> bool {
 }
 
 impl TenantDb {
-    /// Writes `batch` (see the module's notes).
-    pub async fn apply_import_batch(&self, model: &Model, batch: &ImportBatch<'_>) -> StoreResult<BatchOutcome> {
+    /// Writes `batch` (see the module's notes). On PostgreSQL its statements run `backend_nice`
+    /// steps below the API's priority where that can be done (`store::backend_nice`), and at the
+    /// backend's own priority again before the commit.
+    pub async fn apply_import_batch(&self, model: &Model, batch: &ImportBatch<'_>, backend_nice: u8) -> StoreResult<BatchOutcome> {
         let mut turn = self.db.group.turn().await?;
-        if let Some(table) = batch.table {
-            let outcomes = match self.apply_records(&mut turn, table, batch).await {
-                Ok(outcomes) => outcomes,
-                Err(e) => return turn.finish(Err(e)).await,
-            };
-            return self.record_and_finish(turn, batch, outcomes).await;
-        }
-        let outcomes = match self.apply_rows(&mut turn, model, batch, false).await {
-            Err(e) if statement_failed(&e) => {
+        let lowered = match self.dialect() {
+            Dialect::Postgres => Lowered::backend_of(&mut turn, backend_nice).await,
+            Dialect::Sqlite => None,
+        };
+        let written = self.write_batch(&mut turn, model, batch).await;
+        drop(lowered);
+        match written {
+            Ok(None) => {
                 turn.undo().await?;
-                self.apply_rows(&mut turn, model, batch, true).await
+                turn.finish(Ok::<_, StoreError>(BatchOutcome::Stale)).await
             }
-            other => other,
-        };
-        let outcomes = match outcomes {
-            Ok(outcomes) => outcomes,
-            Err(e) => return turn.finish(Err(e)).await,
-        };
-        if let Err(e) = self.apply_related(&mut turn, model, batch, &outcomes).await {
-            return turn.finish(Err(e)).await;
+            Ok(Some(applied)) => turn.finish(Ok::<_, StoreError>(applied)).await,
+            // Given back unfinished: what the batch wrote is undone.
+            Err(e) => turn.finish(Err(e)).await,
         }
-        self.record_and_finish(turn, batch, outcomes).await
+    }
+
+    /// The batch's rows, their records and the import's new position, in `turn`; `None` when
+    /// the import no longer stands where the batch starts.
+    async fn write_batch(&self, turn: &mut Turn, model: &Model, batch: &ImportBatch<'_>) -> StoreResult<Option<BatchOutcome>> {
+        let outcomes = match batch.table {
+            Some(table) => self.apply_records(turn, table, batch).await?,
+            None => {
+                let outcomes = match self.apply_rows(turn, model, batch, false).await {
+                    Err(e) if statement_failed(&e) => {
+                        turn.undo().await?;
+                        self.apply_rows(turn, model, batch, true).await
+                    }
+                    other => other,
+                }?;
+                self.apply_related(turn, model, batch, &outcomes).await?;
+                outcomes
+            }
+        };
+        self.record_batch(turn, batch, outcomes).await
     }
 
     /// The One-To-Many records the batch's rows carry, for the recipients the rows wrote: per
@@ -170,19 +187,6 @@ impl TenantDb {
             });
         }
         Ok(outcomes)
-    }
-
-    /// Records the batch's outcomes and position, and ends its turn.
-    async fn record_and_finish(&self, mut turn: Turn, batch: &ImportBatch<'_>, outcomes: Vec<RowOutcome>) -> StoreResult<BatchOutcome> {
-        let result = self.record_batch(&mut turn, batch, outcomes).await;
-        match result {
-            Ok(None) => {
-                turn.undo().await?;
-                turn.finish(Ok::<_, StoreError>(BatchOutcome::Stale)).await
-            }
-            Ok(Some(applied)) => turn.finish(Ok::<_, StoreError>(applied)).await,
-            Err(e) => turn.finish(Err(e)).await,
-        }
     }
 
     /// The rejected rows and the import's new position; `None` when the import no longer stands

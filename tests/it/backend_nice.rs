@@ -1,0 +1,86 @@
+//! On PostgreSQL, the backend that applies an import's batch runs at queued work's priority
+//! (`--background-nice`) while it does, and at its own again afterwards
+//! (`store::backend_nice`), but only once it is proven to be the process on this machine that
+//! holds the server's end of the connection. The suite's PostgreSQL always runs on this machine
+//! (scripts/test.sh); where Herald lacks `CAP_SYS_NICE` nothing may change. On SQLite there is
+//! no backend: these tests have nothing to check.
+
+use std::time::Duration;
+
+use herald_host::store::backend_nice::{self, Lowered};
+use herald_tests::database::TestDatabase;
+use herald_tests::imports::{import_to, over, started, watch};
+use herald_tests::TestServer;
+use sqlx::{Connection, Row};
+
+/// The nice value of process `pid` (`/proc/<pid>/stat`: the 19th field, the 17th after the
+/// command's closing parenthesis).
+fn nice_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
+}
+
+#[tokio::test]
+async fn a_backend_is_lowered_only_once_proven_and_given_its_priority_back() {
+    let Some(database) = TestDatabase::create().await else { return };
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(&database.url).await.unwrap();
+    let row = sqlx::query("SELECT pg_backend_pid(), inet_server_port(), inet_client_port()").fetch_one(&mut conn).await.unwrap();
+    let (pid, server_port, client_port) = (row.get::<i32, _>(0), row.get::<i32, _>(1) as u16, row.get::<i32, _>(2) as u16);
+    assert!(backend_nice::serves_connection(pid, server_port, client_port), "the backend {pid} holds the server's end");
+    let own = std::process::id() as i32;
+    assert!(!backend_nice::serves_connection(own, server_port, client_port), "this process holds the client's end, not the server's");
+    assert!(!backend_nice::serves_connection(pid, server_port, client_port.wrapping_add(1)), "another connection's ports");
+
+    let before = nice_of(pid).unwrap();
+    let lowered = Lowered::backend_of(&mut conn, 10).await;
+    if !backend_nice::may_renice() {
+        assert!(lowered.is_none(), "without CAP_SYS_NICE nothing changes");
+        assert_eq!(nice_of(pid), Some(before));
+        return;
+    }
+    assert!(lowered.is_some(), "a proven backend is lowered");
+    assert_eq!(nice_of(pid), Some((before + 10).min(19)));
+    drop(lowered);
+    assert_eq!(nice_of(pid), Some(before), "given back");
+    assert!(Lowered::backend_of(&mut conn, 0).await.is_none(), "0 steps change nothing");
+    assert_eq!(nice_of(pid), Some(before));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
+    let s = TestServer::start().await;
+    let Some(url) = s.database_url().map(str::to_string) else { return };
+    let api = s.demo().await;
+    let mut file = String::from("USER_ID,EMAIL,FIRST_NAME\n");
+    for i in 1..=60_000 {
+        file.push_str(&format!("{i},p{i}@nice.test,Name {i}\n"));
+    }
+    let id = started(&import_to(&api, "/recipients/:import", "text/csv", file).await);
+    // The database's backends, sampled while the import runs: the one applying a batch shows
+    // queued work's nice value (10 by default) when Herald may set it.
+    let mut watcher = sqlx::PgConnection::connect(&url).await.unwrap();
+    let backends = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    let mut highest_nice = 0;
+    loop {
+        let pids: Vec<i32> = sqlx::query_scalar(backends).fetch_all(&mut watcher).await.unwrap();
+        highest_nice = pids.into_iter().filter_map(nice_of).fold(highest_nice, i32::max);
+        let state = api.get(&format!("/imports/{id}")).await.json();
+        if over(&state) {
+            assert_eq!(state["created"], 60_000, "{state}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let expected = if backend_nice::may_renice() { 10 } else { 0 };
+    assert_eq!(highest_nice, expected, "the highest nice value seen among the database's backends during the import");
+    // Once the import is over, every backend is back at its own priority (the API's reads and
+    // writes take the same connections).
+    let done = watch(&api, &id, Duration::from_secs(10), over).await;
+    assert_eq!(done["state"], "completed");
+    let pids: Vec<i32> = sqlx::query_scalar(backends).fetch_all(&mut watcher).await.unwrap();
+    assert!(!pids.is_empty());
+    for pid in pids {
+        assert_eq!(nice_of(pid).unwrap_or(0), 0, "backend {pid} after the import");
+    }
+}

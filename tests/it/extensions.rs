@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use herald_tests::{answer, json, reqwest, Answer, Api, TestServer};
+use herald_host::runtime::RuntimeSettings;
+use herald_tests::{answer, json, reqwest, test_runtime, Answer, Api, TestServer};
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 
@@ -129,7 +130,9 @@ async fn hostile_extensions_are_contained() {
 
 #[tokio::test]
 async fn a_restart_serves_the_first_call_without_compiling() {
-    let s = TestServer::start().await;
+    // Its own folder of compiled components (the data directory's), not the run's shared one,
+    // where another test may have compiled the same guest.
+    let s = TestServer::start_with_runtime(RuntimeSettings { compiled_dir: None, ..test_runtime() }).await;
     let api = s.demo().await;
     upload(&api, "echo.wasm", guest(env!("GUEST_ECHO")), "http", None).await.expect(201);
     assert_eq!(s.compilations(), 1, "compiled once, at upload");

@@ -44,9 +44,11 @@ async fn upload(api: &Api, folder: &str, name: &str, path: &str, kind: &str) {
 }
 
 /// The interpreters' components take seconds to compile: the servers of these tests share their
-/// compiled artifacts (by content hash), so each is compiled once per test run, not per server.
+/// compiled artifacts (by content hash), so each is compiled once per test run, not per server;
+/// in the run's shared folder when there is one (`herald_tests::shared_compiled_dir`).
 fn sharing_compiled_components() -> Settings {
-    let compiled_dir = Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compiled-guests"));
+    let own = || std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compiled-guests");
+    let compiled_dir = Some(herald_tests::shared_compiled_dir().unwrap_or_else(own));
     Settings { runtime: herald_host::runtime::RuntimeSettings { compiled_dir, ..test_runtime() }, ..Settings::default() }
 }
 

@@ -131,14 +131,24 @@ pub fn test_queue() -> QueueSettings {
 }
 
 /// The tests' extension settings: short deadlines keep the tests of hostile extensions quick,
-/// and the tests' extensions may call this very server, on the loopback address.
+/// and the tests' extensions may call this very server, on the loopback address. Compiled
+/// components go where `HERALD_COMPILED_DIR` says when it is set, as for the `herald` processes
+/// the tests start (which read it themselves): scripts/test.sh sets it, so that a guest uploaded
+/// by many tests, on both backends, is compiled once per run (a JavaScript or Python component
+/// takes seconds).
 pub fn test_runtime() -> RuntimeSettings {
     RuntimeSettings {
         default_timeout: std::time::Duration::from_millis(1500),
         max_timeout: std::time::Duration::from_secs(10),
         outbound_private: true,
+        compiled_dir: shared_compiled_dir(),
         ..Default::default()
     }
+}
+
+/// The folder of compiled components the test run shares (`HERALD_COMPILED_DIR`), if any.
+pub fn shared_compiled_dir() -> Option<PathBuf> {
+    std::env::var_os("HERALD_COMPILED_DIR").filter(|dir| !dir.is_empty()).map(PathBuf::from)
 }
 
 impl Drop for TestServer {

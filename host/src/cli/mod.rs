@@ -259,6 +259,11 @@ pub struct ExtensionRuntimeArgs {
     /// Let extensions call loopback, private and link-local addresses.
     #[arg(long, env = "HERALD_OUTBOUND_PRIVATE")]
     pub outbound_private: bool,
+    /// Where compiled extensions are kept, by their content's hash (default: `compiled` in the
+    /// data directory). Servers and local runs on one machine may share one folder, so that a
+    /// component compiled by one is not compiled again by the next.
+    #[arg(long, env = "HERALD_COMPILED_DIR")]
+    pub compiled_dir: Option<PathBuf>,
 }
 
 impl ExtensionRuntimeArgs {
@@ -269,6 +274,7 @@ impl ExtensionRuntimeArgs {
             secrets_key: self.secrets_key.settings(),
             memory_bytes: (self.extension_memory_mb.min(self.max_extension_memory_mb) as usize) << 20,
             max_memory_bytes: (self.max_extension_memory_mb as usize) << 20,
+            compiled_dir: self.compiled_dir.clone(),
             ..Default::default()
         }
     }

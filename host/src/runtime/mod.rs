@@ -290,9 +290,12 @@ impl Runtime {
     }
 
     /// Keeps a compiled component by content hash, written aside and renamed so that a reader
-    /// (this process, or another node sharing the directory) never sees half of it.
+    /// (this process, or another sharing the directory) never sees half of it. The aside name is
+    /// the writer's own (process and write), as two runtimes of one process may share the folder.
     fn write_artifact(&self, sha256: &str, component: &Component) -> anyhow::Result<()> {
-        let temp = self.artifacts.join(format!("{sha256}.tmp{}", std::process::id()));
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let write = WRITES.fetch_add(1, Ordering::Relaxed);
+        let temp = self.artifacts.join(format!("{sha256}.tmp{}-{write}", std::process::id()));
         std::fs::write(&temp, component.serialize()?)?;
         std::fs::rename(&temp, self.artifact(sha256))?;
         Ok(())

@@ -138,8 +138,9 @@ mod os {
         })
     }
 
+    /// The nice value of process `pid` (never this process's: `None` for a pid that is none).
     pub fn nice_of(pid: i32) -> Option<i32> {
-        rustix::process::getpriority_process(rustix::process::Pid::from_raw(pid)).ok()
+        rustix::process::Pid::from_raw(pid).and_then(|pid| rustix::process::getpriority_process(Some(pid)).ok())
     }
 
     pub fn set_nice(pid: i32, nice: i32) -> io::Result<()> {

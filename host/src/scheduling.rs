@@ -45,7 +45,19 @@ pub fn long_turns() {
 
 /// The calling thread's turn in nanoseconds, where the kernel tells it (Linux 6.12 and later).
 pub fn current_turn() -> Option<u64> {
-    os::get().map(|attr| attr.sched_runtime).filter(|ns| *ns > 0)
+    turn_of(0)
+}
+
+/// The turn of thread `tid` in nanoseconds (0: the calling thread), where the kernel tells it.
+/// Another process's, for a single-threaded one such as a PostgreSQL backend, is its `pid`'s.
+pub fn turn_of(tid: i32) -> Option<u64> {
+    os::get(tid).map(|attr| attr.sched_runtime).filter(|ns| *ns > 0)
+}
+
+/// Gives thread `tid` (0: the calling thread) turns of `ns`, keeping its nice value. Changing
+/// another user's thread needs `CAP_SYS_NICE`.
+pub fn set_turn_of(tid: i32, ns: u64) -> std::io::Result<()> {
+    os::set(tid, ns)
 }
 
 /// Runs `future` with the long turn on whatever thread polls it, and gives that thread its own
@@ -74,7 +86,7 @@ impl<F: Future> Future for WithLongTurns<F> {
 }
 
 fn set_turn(ns: u64) {
-    if let Err(e) = os::set(ns) {
+    if let Err(e) = os::set(0, ns) {
         tracing::debug!(error = %e, turn_ns = ns, "this thread keeps the kernel's default turn");
     }
 }
@@ -99,20 +111,27 @@ mod os {
 
     const SCHED_OTHER: u32 = 0;
 
-    /// The calling thread's attributes (`None` where the kernel has no `sched_getattr`).
-    pub fn get() -> Option<Attr> {
+    /// Thread `tid`'s attributes, 0 the calling thread's (`None` where the kernel has no
+    /// `sched_getattr`, or no such thread).
+    pub fn get(tid: i32) -> Option<Attr> {
+        if tid < 0 {
+            return None;
+        }
         let mut attr = Attr { size: std::mem::size_of::<Attr>() as u32, ..Attr::default() };
         // SAFETY: the kernel writes at most `size` bytes into `attr`, which is that large and
-        // lives across the call; thread id 0 is the calling thread.
+        // lives across the call; a thread id of 0 is the calling thread.
         #[allow(unsafe_code)]
-        let done = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut Attr, attr.size, 0) };
+        let done = unsafe { libc::syscall(libc::SYS_sched_getattr, tid, &mut attr as *mut Attr, attr.size, 0) };
         (done == 0).then_some(attr)
     }
 
-    /// Asks for turns of `ns` for the calling thread, an ordinary (`SCHED_OTHER`) one, keeping its
-    /// nice value (which `sched_setattr` would otherwise set too).
-    pub fn set(ns: u64) -> io::Result<()> {
-        let current = get().ok_or_else(io::Error::last_os_error)?;
+    /// Asks for turns of `ns` for thread `tid` (0: the calling thread), an ordinary
+    /// (`SCHED_OTHER`) one, keeping its nice value (which `sched_setattr` would otherwise set too).
+    pub fn set(tid: i32, ns: u64) -> io::Result<()> {
+        if tid < 0 {
+            return Err(io::ErrorKind::InvalidInput.into());
+        }
+        let current = get(tid).ok_or_else(io::Error::last_os_error)?;
         if current.policy != SCHED_OTHER {
             return Ok(());
         }
@@ -124,9 +143,9 @@ mod os {
             ..Attr::default()
         };
         // SAFETY: `attr` is a valid `struct sched_attr` of `size` bytes that the kernel only
-        // reads; thread id 0 is the calling thread.
+        // reads; a thread id of 0 is the calling thread.
         #[allow(unsafe_code)]
-        let done = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const Attr, 0) };
+        let done = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const Attr, 0) };
         if done == 0 {
             Ok(())
         } else {
@@ -141,11 +160,11 @@ mod os {
         pub sched_runtime: u64,
     }
 
-    pub fn get() -> Option<Attr> {
+    pub fn get(_tid: i32) -> Option<Attr> {
         None
     }
 
-    pub fn set(_ns: u64) -> std::io::Result<()> {
+    pub fn set(_tid: i32, _ns: u64) -> std::io::Result<()> {
         Ok(())
     }
 }

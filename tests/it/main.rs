@@ -6,7 +6,7 @@ mod auth;
 mod authheaders;
 mod author_tools;
 mod authoring;
-mod backend_nice;
+mod backend_priority;
 mod bulk;
 mod bulk_records;
 mod cli;

@@ -191,7 +191,7 @@ pub struct ImportWork<'a> {
     /// How long a stretch may run (within the queue's execution limit).
     pub budget: Duration,
     /// How many steps below the API's priority the database's backend applies each batch, where
-    /// that can be done (`store::backend_nice`; 0: at its own).
+    /// that can be done (`store::backend_priority`; 0: at its own).
     pub backend_nice: u8,
 }
 

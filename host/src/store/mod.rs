@@ -6,7 +6,7 @@
 //! Every SQL text built here holds only `?` placeholders for values and quoted identifiers that
 //! the model validated; values are always bound.
 
-pub mod backend_nice;
+pub mod backend_priority;
 pub mod calls_in_flight;
 pub mod control;
 pub mod db;

@@ -111,8 +111,15 @@ impl NodePool {
             // No ping before lending: the `SET search_path` a connection's first use by an instance
             // starts with is the liveness check (`SchemaPool::in_schema`), a round trip fewer.
             .test_before_acquire(false)
-            // A connection lent to nobody names no instance's schema.
-            .after_connect(|conn, _| Box::pin(async move { conn.execute("SET search_path TO pg_catalog").await.map(|_| ()) }))
+            // A connection lent to nobody names no instance's schema. Its backend answers the
+            // API's calls: short turns where Herald may give them (`backend_priority`).
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute("SET search_path TO pg_catalog").await?;
+                    super::backend_priority::prompt_turns(conn).await;
+                    Ok(())
+                })
+            })
             .connect_lazy(url)?;
         let node = Arc::new(NodePool { pool, settings: settings.clone(), waits: PoolWaits::default(), warm: Arc::default() });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {

@@ -26,7 +26,7 @@ use super::imports::{ImportCounts, MAX_RECORDED_ERRORS};
 use super::{EntryOutcome, TableRef, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
 use crate::rsql::Dialect;
-use crate::store::backend_nice::Lowered;
+use crate::store::backend_priority::Lowered;
 use crate::store::group::Turn;
 use crate::store::{StoreError, StoreResult};
 
@@ -106,7 +106,7 @@ fn statement_failed(e: &StoreError) -> bool {
 
 impl TenantDb {
     /// Writes `batch` (see the module's notes). On PostgreSQL its statements run `backend_nice`
-    /// steps below the API's priority where that can be done (`store::backend_nice`), and at the
+    /// steps below the API's priority where that can be done (`store::backend_priority`), and at the
     /// backend's own priority again before the commit.
     pub async fn apply_import_batch(&self, model: &Model, batch: &ImportBatch<'_>, backend_nice: u8) -> StoreResult<BatchOutcome> {
         let mut turn = self.db.group.turn().await?;

@@ -1,78 +1,109 @@
-//! The PostgreSQL backend that applies an import's batch, run at the scheduling priority of
-//! queued work (`--background-nice`) while it does, when PostgreSQL runs on this machine and
-//! Herald may change another user's priority (`CAP_SYS_NICE`).
+//! The PostgreSQL backends behind Herald's connections, scheduled like Herald's own threads for
+//! the work they do, when PostgreSQL runs on this machine and Herald may change another user's
+//! scheduling (`CAP_SYS_NICE`): short turns for every backend of the node's pool, which answers
+//! the API's calls; while an import's batch runs its statements, its backend at the priority of
+//! queued work (`--background-nice`) and on long turns, and back to its own before the commit.
 //!
-//! Why: Herald's own threads of queued work already run below the API's priority, but an import's
-//! statements run in a PostgreSQL backend, a process at the priority of the backends that answer
-//! the API's reads. On a machine whose cores PostgreSQL shares with Herald, a batch's statement
-//! holds a core for milliseconds, and a call's backend that wakes meanwhile waited behind it
+//! Why: Herald's own threads of queued work already run below the API's priority, and the API's
+//! threads ask for short turns (`scheduling.rs`), but an import's statements and a call's read run
+//! in PostgreSQL's backends, processes at one priority. On a machine whose cores PostgreSQL shares
+//! with Herald, a batch's statement holds a core for milliseconds, and a call's backend that woke
+//! meanwhile waited behind it, or on the other core behind whatever ran there for its turn
 //! (BENCHMARKS.md, "What a PostgreSQL call waits for during an import"). A backend below the
-//! others' priority is preempted by a woken one at once, as Herald's threads are.
+//! others' priority is preempted by a woken one at once, and a woken backend with a short turn is
+//! due before any thread with the default turn, as Herald's API threads are. The share of the
+//! processor each backend gets is its nice value's; a turn changes only who waits less.
 //!
 //! The backend's process id comes from PostgreSQL (`pg_backend_pid()`), which on another machine,
-//! or in another container, names an unrelated process here. So a process is only reniced once
-//! it is proven to be the other end of the batch's very connection: the TCP socket whose ports are
-//! the connection's, seen from the server's side in this machine's socket table, must be one of
-//! that process's open files. Anything short of that proof (a database elsewhere, a Unix socket,
-//! no permission to read the process's files or to change its priority) leaves the backend as it
-//! is: a priority is a preference, never a condition for the import to run.
+//! or in another container, names an unrelated process here. So a process is only changed once
+//! it is proven to be the other end of the very connection: the TCP socket whose ports are the
+//! connection's, seen from the server's side in this machine's socket table, must be one of that
+//! process's open files. Anything short of that proof (a database elsewhere, a Unix socket, no
+//! permission to read the process's files or to change its scheduling) leaves the backend as it
+//! is: scheduling is a preference, never a condition for running.
 //!
-//! The priority is given back when the batch's statements are done, before its commit, so the
-//! connection goes back to the pool (and the API's writes of the same group) at its own. That
-//! needs the same capability (raising a priority back is privileged), which is checked first.
+//! The batch's priority and turn are given back when its statements are done, before its commit,
+//! so the connection goes back to the pool (and the API's writes of the same group) as it was.
+//! That needs the same capability (raising a priority back is privileged), which is checked first.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use sqlx::{AnyConnection, Row};
 
-/// A backend running at a lower priority; the old one is given back when this is dropped.
+use crate::scheduling::{set_turn_of, turn_of, LONG_TURN_NS, PROMPT_TURN_NS};
+
+/// Gives the backend behind `conn`, a new connection of the node's pool, short turns when it is
+/// proven to be a process of this machine and Herald may.
+pub async fn prompt_turns(conn: &mut AnyConnection) {
+    if !may_renice() {
+        return;
+    }
+    let Some(pid) = local_backend(conn).await else { return };
+    if let Err(e) = set_turn_of(pid, PROMPT_TURN_NS) {
+        tracing::debug!(error = %e, pid, "a PostgreSQL backend keeps the kernel's default turn");
+    }
+}
+
+/// A backend running at a lower priority on long turns; the old ones are given back when this is
+/// dropped.
 pub struct Lowered {
     pid: i32,
-    before: i32,
+    nice_before: i32,
+    turn_before: Option<u64>,
 }
 
 impl Lowered {
     /// Lowers the priority of the PostgreSQL backend behind `conn` by `nice` steps (to at most
-    /// 19) for as long as the result lives, when it is proven to be a process of this machine
-    /// and Herald may; `None` otherwise, or when `nice` is 0.
+    /// 19), and gives it long turns, for as long as the result lives, when it is proven to be a
+    /// process of this machine and Herald may; `None` otherwise, or when `nice` is 0.
     pub async fn backend_of(conn: &mut AnyConnection, nice: u8) -> Option<Lowered> {
         if nice == 0 || !may_renice() {
             return None;
         }
-        let row = sqlx::query("SELECT pg_backend_pid(), inet_server_port(), inet_client_port()").fetch_one(conn).await;
-        let (pid, server_port, client_port) = match row {
-            Ok(row) => (row.try_get::<i32, _>(0).ok()?, row.try_get::<Option<i32>, _>(1).ok()??, row.try_get::<Option<i32>, _>(2).ok()??),
-            Err(e) => {
-                tracing::debug!(error = %e, "the import's backend keeps its priority: its process id is unknown");
-                return None;
-            }
-        };
-        let connection = Connection { pid, server_port: u16::try_from(server_port).ok()?, client_port: u16::try_from(client_port).ok()? };
-        if !proven(connection) {
+        let pid = local_backend(conn).await?;
+        let nice_before = os::nice_of(pid)?;
+        let lowered = (nice_before + i32::from(nice)).min(19);
+        if lowered <= nice_before {
             return None;
         }
-        let before = os::nice_of(pid)?;
-        let lowered = (before + i32::from(nice)).min(19);
-        if lowered <= before {
+        if let Err(e) = os::set_nice(pid, lowered) {
+            tracing::debug!(error = %e, pid, "the import's backend keeps its priority");
             return None;
         }
-        match os::set_nice(pid, lowered) {
-            Ok(()) => Some(Lowered { pid, before }),
-            Err(e) => {
-                tracing::debug!(error = %e, pid, "the import's backend keeps its priority");
-                None
-            }
+        let turn_before = turn_of(pid);
+        if let Err(e) = set_turn_of(pid, LONG_TURN_NS) {
+            tracing::debug!(error = %e, pid, "the import's backend keeps its turn");
         }
+        Some(Lowered { pid, nice_before, turn_before })
     }
 }
 
 impl Drop for Lowered {
     fn drop(&mut self) {
-        if let Err(e) = os::set_nice(self.pid, self.before) {
+        if let Err(e) = os::set_nice(self.pid, self.nice_before) {
             tracing::warn!(error = %e, pid = self.pid, "a PostgreSQL backend kept the lower priority of an import's batch");
         }
+        if let Some(turn) = self.turn_before {
+            if let Err(e) = set_turn_of(self.pid, turn) {
+                tracing::warn!(error = %e, pid = self.pid, "a PostgreSQL backend kept the long turn of an import's batch");
+            }
+        }
     }
+}
+
+/// The process id of the backend behind `conn` when it is proven to be a process of this machine.
+async fn local_backend(conn: &mut AnyConnection) -> Option<i32> {
+    let row = sqlx::query("SELECT pg_backend_pid(), inet_server_port(), inet_client_port()").fetch_one(conn).await;
+    let (pid, server_port, client_port) = match row {
+        Ok(row) => (row.try_get::<i32, _>(0).ok()?, row.try_get::<Option<i32>, _>(1).ok()??, row.try_get::<Option<i32>, _>(2).ok()??),
+        Err(e) => {
+            tracing::debug!(error = %e, "a PostgreSQL backend keeps its scheduling: its process id is unknown");
+            return None;
+        }
+    };
+    let connection = Connection { pid, server_port: u16::try_from(server_port).ok()?, client_port: u16::try_from(client_port).ok()? };
+    proven(connection).then_some(pid)
 }
 
 /// Whether this process may lower and raise another user's priority (`CAP_SYS_NICE`, Linux).
@@ -81,7 +112,7 @@ pub fn may_renice() -> bool {
 }
 
 /// Whether process `pid` of this machine holds the server's end of the TCP connection between
-/// `server_port` and `client_port`: the proof asked of a backend before it is reniced.
+/// `server_port` and `client_port`: the proof asked of a backend before its scheduling changes.
 pub fn serves_connection(pid: i32, server_port: u16, client_port: u16) -> bool {
     os::holds_server_socket(pid, server_port, client_port)
 }
@@ -109,7 +140,7 @@ fn proven(connection: Connection) -> bool {
     if !proven {
         tracing::debug!(
             pid = connection.pid,
-            "the import's backend keeps its priority: not a process of this machine, as far as Herald can tell"
+            "a PostgreSQL backend keeps its scheduling: not a process of this machine, as far as Herald can tell"
         );
     }
     let mut known = known.lock().unwrap_or_else(|e| e.into_inner());

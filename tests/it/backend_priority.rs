@@ -1,13 +1,14 @@
-//! On PostgreSQL, the backend that applies an import's batch runs at queued work's priority
-//! (`--background-nice`) while it does, and at its own again afterwards
-//! (`store::backend_nice`), but only once it is proven to be the process on this machine that
-//! holds the server's end of the connection. The suite's PostgreSQL always runs on this machine
+//! On PostgreSQL, the backends of the node's pool run on short turns, and the backend that
+//! applies an import's batch at queued work's priority (`--background-nice`) on long turns while
+//! it does, and as before afterwards (`store::backend_priority`), but only once each is proven to
+//! be the process on this machine that holds the server's end of the connection. The suite's PostgreSQL always runs on this machine
 //! (scripts/test.sh); where Herald lacks `CAP_SYS_NICE` nothing may change. On SQLite there is
 //! no backend: these tests have nothing to check.
 
 use std::time::Duration;
 
-use herald_host::store::backend_nice::{self, Lowered};
+use herald_host::scheduling::{turn_of, LONG_TURN_NS, PROMPT_TURN_NS};
+use herald_host::store::backend_priority::{self, Lowered};
 use herald_tests::database::TestDatabase;
 use herald_tests::imports::{import_to, over, started, watch};
 use herald_tests::TestServer;
@@ -62,8 +63,10 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     let mut watcher = sqlx::PgConnection::connect(&url).await.unwrap();
     let backends = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
     let mut highest_nice = 0;
+    let mut long_turns_seen = false;
     loop {
         let pids: Vec<i32> = sqlx::query_scalar(backends).fetch_all(&mut watcher).await.unwrap();
+        long_turns_seen |= pids.iter().any(|pid| turn_of(*pid) == Some(LONG_TURN_NS));
         highest_nice = pids.into_iter().filter_map(nice_of).fold(highest_nice, i32::max);
         let state = api.get(&format!("/imports/{id}")).await.json();
         if over(&state) {
@@ -80,7 +83,11 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     assert_eq!(done["state"], "completed");
     let pids: Vec<i32> = sqlx::query_scalar(backends).fetch_all(&mut watcher).await.unwrap();
     assert!(!pids.is_empty());
-    for pid in pids {
-        assert_eq!(nice_of(pid).unwrap_or(0), 0, "backend {pid} after the import");
+    for pid in &pids {
+        assert_eq!(nice_of(*pid).unwrap_or(0), 0, "backend {pid} after the import");
+        assert_ne!(turn_of(*pid), Some(LONG_TURN_NS), "backend {pid}'s turn after the import");
     }
+    // The node's pool answered the calls on backends with short turns.
+    let prompt = pids.iter().filter(|pid| turn_of(**pid) == Some(PROMPT_TURN_NS)).count();
+    assert_eq!(prompt > 0, may && turns_told, "backends on short turns after the import: {prompt} of {}", pids.len());
 }

@@ -19,6 +19,7 @@ mod flow_runs;
 mod flow_schedules;
 mod flow_stats;
 mod flows;
+mod gathered_reads;
 mod global_data;
 mod hardening;
 mod hostile_surfaces;

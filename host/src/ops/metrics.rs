@@ -107,6 +107,8 @@ pub struct NodePoolSample {
     pub waited: u64,
     pub timed_out: u64,
     pub wait_seconds: f64,
+    /// Point reads answered several to a statement.
+    pub gathered_reads: u64,
 }
 
 pub fn record(sample: &Sample) {
@@ -128,6 +130,7 @@ pub fn record(sample: &Sample) {
         counter!("herald_node_pool_waits_total").absolute(pool.waited);
         counter!("herald_node_pool_timeouts_total").absolute(pool.timed_out);
         gauge!("herald_node_pool_wait_seconds_total").set(pool.wait_seconds);
+        counter!("herald_node_pool_gathered_reads_total").absolute(pool.gathered_reads);
     }
     for (instance, open, idle) in &sample.connections {
         gauge!("herald_db_connections", "instance" => instance.clone(), "state" => "busy").set(open.saturating_sub(*idle as u32) as f64);

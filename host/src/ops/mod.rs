@@ -75,6 +75,7 @@ async fn scrape(State(ctx): State<OpsContext>) -> impl IntoResponse {
                 waited: waits.waited.load(relaxed),
                 timed_out: waits.timed_out.load(relaxed),
                 wait_seconds: waits.wait_micros.load(relaxed) as f64 / 1e6,
+                gathered_reads: waits.gathered_reads.load(relaxed),
             }
         }),
     };

@@ -303,6 +303,13 @@ impl Db {
         }
     }
 
+    /// Counts `count` point reads answered by one statement (the node's pool's metrics).
+    pub fn count_gathered_reads(&self, count: usize) {
+        if let Conns::Shared(schema) = &self.conns {
+            schema.count_gathered_reads(count);
+        }
+    }
+
     /// The writer (on PostgreSQL, any connection of the pool).
     pub async fn writer(&self) -> Result<Conn, sqlx::Error> {
         match &self.conns {

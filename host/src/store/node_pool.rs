@@ -87,6 +87,8 @@ pub struct PoolWaits {
     pub timed_out: AtomicU64,
     /// Microseconds spent waiting, all uses together.
     pub wait_micros: AtomicU64,
+    /// Point reads answered several to a statement (`store/tenant/combined_reads.rs`).
+    pub gathered_reads: AtomicU64,
 }
 
 /// The node's pool for the instances' schemas.
@@ -179,6 +181,11 @@ pub struct SchemaPool {
 }
 
 impl SchemaPool {
+    /// Counts `count` point reads answered by one statement, for the operator's metrics.
+    pub fn count_gathered_reads(&self, count: usize) {
+        self.node.waits.gathered_reads.fetch_add(count as u64, Ordering::Relaxed);
+    }
+
     /// The quoted schema name (for the statement comment, `Db::sql`).
     pub fn schema(&self) -> &str {
         &self.schema

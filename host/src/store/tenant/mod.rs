@@ -3,6 +3,7 @@
 
 mod batches;
 mod codec;
+mod combined_reads;
 mod communications;
 mod direct;
 mod export_pages;
@@ -54,6 +55,8 @@ pub struct TenantDb {
     extension_records: extensions::RecordCache,
     flow_cache: flows::FlowCache,
     point_reads: std::sync::Arc<point_reads::PointReads>,
+    /// Point reads in flight and waiting (PostgreSQL): `combined_reads.rs`.
+    combined_reads: std::sync::Arc<combined_reads::CombinedReads>,
 }
 
 impl TenantDb {
@@ -66,6 +69,7 @@ impl TenantDb {
             extension_records: extensions::RecordCache::new(),
             flow_cache: flows::FlowCache::default(),
             point_reads: std::sync::Arc::default(),
+            combined_reads: std::sync::Arc::new(combined_reads::CombinedReads::new()),
         }
     }
 

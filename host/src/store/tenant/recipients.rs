@@ -7,7 +7,6 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::codec::{bind, bind_all, bind_typed, decode, AnyQuery};
-use super::direct;
 use super::schema::insertion_order;
 use super::{conflict_on_unique, select_list, Conn, TenantDb};
 use crate::model::{column, FieldType, Model, Value};
@@ -38,11 +37,20 @@ pub(super) fn decode_recipient(model: &Model, row: &AnyRow) -> Result<Recipient,
 
 /// A recipient read with `returning`'s columns, its fields of these types.
 fn decode_typed(types: impl ExactSizeIterator<Item = FieldType>, row: &AnyRow) -> Result<Recipient, sqlx::Error> {
+    decode_typed_from(types, row, 0)
+}
+
+/// A recipient read with `returning`'s columns from column `first` on.
+pub(super) fn decode_typed_from(
+    types: impl ExactSizeIterator<Item = FieldType>,
+    row: &AnyRow,
+    first: usize,
+) -> Result<Recipient, sqlx::Error> {
     let mut values = Vec::with_capacity(types.len());
     for (i, ty) in types.enumerate() {
-        values.push(decode(row, i + 1, ty)?);
+        values.push(decode(row, first + i + 1, ty)?);
     }
-    Ok(Recipient { key: row.try_get(0)?, values })
+    Ok(Recipient { key: row.try_get(first)?, values })
 }
 
 /// Binds the values of `assignments`, each as its field's type.
@@ -53,61 +61,16 @@ fn bind_assignments<'q>(mut q: AnyQuery<'q>, model: &Model, assignments: &[Assig
     q
 }
 
-fn select(model: &Model) -> String {
+pub(super) fn select(model: &Model) -> String {
     format!("SELECT {} FROM recipients", returning(model))
 }
 
 /// The columns a recipient is read from: its key, then every Person Data field in model order.
-fn returning(model: &Model) -> String {
+pub(super) fn returning(model: &Model) -> String {
     select_list("_id", model.def.person_data.iter().map(|f| f.name.as_str()))
 }
 
 impl TenantDb {
-    /// The recipient whose unique field `field` holds `value`.
-    pub async fn find_recipient(&self, model: &Model, field: usize, value: &Value) -> StoreResult<Option<Recipient>> {
-        let texts = self.point_read_texts(model);
-        let sql: &str = &texts[field];
-        if let Some(read) = self.direct_recipient(model, sql, direct::stored(value)) {
-            return read;
-        }
-        let row = bind(sqlx::query(sql), value).fetch_optional(&mut *self.db.reader().await?).await?;
-        Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
-    }
-
-    pub async fn recipient_by_key(&self, model: &Model, key: i64) -> StoreResult<Option<Recipient>> {
-        let texts = self.point_read_texts(model);
-        let sql: &str = &texts[model.def.person_data.len()];
-        if let Some(read) = self.direct_recipient(model, sql, rusqlite::types::Value::Integer(key)) {
-            return read;
-        }
-        let row = sqlx::query(sql).bind(key).fetch_optional(&mut *self.db.reader().await?).await?;
-        Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
-    }
-
-    /// The `SELECT` of one recipient by each Person Data field, then by key, in this store's
-    /// dialect (built once per model: `point_reads.rs`).
-    fn point_read_texts(&self, model: &Model) -> std::sync::Arc<[Box<str>]> {
-        self.point_reads.texts(model, || {
-            let select = select(model);
-            let by_field = model.def.person_data.iter().map(|f| format!("{select} WHERE {} = ?", column(&f.name)));
-            by_field.chain([format!("{select} WHERE _id = ?")]).map(|text| self.db.sql_string(text).into_boxed_str()).collect()
-        })
-    }
-
-    /// A point read of one recipient on the calling thread (SQLite, `direct.rs`); `None` on
-    /// PostgreSQL, or when it would wait: the sqlx path reads it then.
-    fn direct_recipient(&self, model: &Model, sql: &str, param: rusqlite::types::Value) -> Option<StoreResult<Option<Recipient>>> {
-        self.direct.as_ref()?.read(|conn| {
-            direct::first_row(conn, sql, &[param], |row| {
-                let mut values = Vec::with_capacity(model.def.person_data.len());
-                for (i, field) in model.def.person_data.iter().enumerate() {
-                    values.push(direct::read(row.get_ref(i + 1).map_err(direct::failed)?, field.ty)?);
-                }
-                Ok(Recipient { key: row.get(0).map_err(direct::failed)?, values })
-            })
-        })
-    }
-
     /// Recipients matching `condition` (all without one), in creation order, as a stream: rows
     /// are decoded as they come, so memory stays flat whatever the selection's size.
     pub fn recipients_stream<'a>(

@@ -27,12 +27,15 @@ use crate::store::StoreResult;
 #[derive(Debug, Default)]
 pub(super) struct PointReads {
     built: RwLock<Option<(ModelId, Texts)>>,
-    /// The gathered reads' texts, by (field or key, count of reads).
-    gathered: Mutex<Option<(ModelId, HashMap<(usize, usize), Arc<str>>)>>,
+    /// The gathered reads' texts of the last model.
+    gathered: Mutex<Option<(ModelId, GatheredTexts)>>,
 }
 
 /// One text a Person Data field, then one by key.
 type Texts = Arc<[Box<str>]>;
+
+/// The texts of reads in one statement, by (field or key, room for reads).
+type GatheredTexts = HashMap<(usize, usize), Arc<str>>;
 
 impl PointReads {
     /// `model`'s texts: one a Person Data field (a read by that field), then one by key; `build`

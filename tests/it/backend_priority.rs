@@ -28,24 +28,41 @@ async fn a_backend_is_lowered_only_once_proven_and_given_its_priority_back() {
     let mut conn = sqlx::AnyConnection::connect(&database.url).await.unwrap();
     let row = sqlx::query("SELECT pg_backend_pid(), inet_server_port(), inet_client_port()").fetch_one(&mut conn).await.unwrap();
     let (pid, server_port, client_port) = (row.get::<i32, _>(0), row.get::<i32, _>(1) as u16, row.get::<i32, _>(2) as u16);
-    assert!(backend_nice::serves_connection(pid, server_port, client_port), "the backend {pid} holds the server's end");
+    assert!(backend_priority::serves_connection(pid, server_port, client_port), "the backend {pid} holds the server's end");
     let own = std::process::id() as i32;
-    assert!(!backend_nice::serves_connection(own, server_port, client_port), "this process holds the client's end, not the server's");
-    assert!(!backend_nice::serves_connection(pid, server_port, client_port.wrapping_add(1)), "another connection's ports");
+    assert!(!backend_priority::serves_connection(own, server_port, client_port), "this process holds the client's end, not the server's");
+    assert!(!backend_priority::serves_connection(pid, server_port, client_port.wrapping_add(1)), "another connection's ports");
 
     let before = nice_of(pid).unwrap();
+    let turn_before = turn_of(pid);
     let lowered = Lowered::backend_of(&mut conn, 10).await;
-    if !backend_nice::may_renice() {
+    if !backend_priority::may_renice() {
         assert!(lowered.is_none(), "without CAP_SYS_NICE nothing changes");
         assert_eq!(nice_of(pid), Some(before));
+        backend_priority::prompt_turns(&mut conn).await;
+        assert_eq!(turn_of(pid), turn_before);
         return;
     }
     assert!(lowered.is_some(), "a proven backend is lowered");
     assert_eq!(nice_of(pid), Some((before + 10).min(19)));
+    if turn_before.is_some() {
+        assert_eq!(turn_of(pid), Some(LONG_TURN_NS), "a lowered backend runs on long turns");
+    }
     drop(lowered);
     assert_eq!(nice_of(pid), Some(before), "given back");
+    assert_eq!(turn_of(pid), turn_before, "its turn given back");
     assert!(Lowered::backend_of(&mut conn, 0).await.is_none(), "0 steps change nothing");
     assert_eq!(nice_of(pid), Some(before));
+
+    backend_priority::prompt_turns(&mut conn).await;
+    if turn_before.is_some() {
+        assert_eq!(turn_of(pid), Some(PROMPT_TURN_NS), "a proven backend gets short turns");
+        let lowered = Lowered::backend_of(&mut conn, 10).await;
+        assert_eq!(turn_of(pid), Some(LONG_TURN_NS));
+        drop(lowered);
+        assert_eq!(turn_of(pid), Some(PROMPT_TURN_NS), "the short turn given back");
+    }
+    assert_eq!(nice_of(pid), Some(before), "a turn leaves the nice value alone");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,8 +92,10 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let expected = if backend_nice::may_renice() { 10 } else { 0 };
-    assert_eq!(highest_nice, expected, "the highest nice value seen among the database's backends during the import");
+    let may = backend_priority::may_renice();
+    assert_eq!(highest_nice, if may { 10 } else { 0 }, "the highest nice value seen among the database's backends during the import");
+    let turns_told = turn_of(0).is_some();
+    assert_eq!(long_turns_seen, may && turns_told, "a backend seen on long turns during the import");
     // Once the import is over, every backend is back at its own priority (the API's reads and
     // writes take the same connections).
     let done = watch(&api, &id, Duration::from_secs(10), over).await;

@@ -110,3 +110,17 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     let prompt = pids.iter().filter(|pid| turn_of(**pid) == Some(PROMPT_TURN_NS)).count();
     assert_eq!(prompt > 0, may && turns_told, "backends on short turns after the import: {prompt} of {}", pids.len());
 }
+
+/// A pool that answers calls (the control plane's admits each of them) gives its backends short
+/// turns; a command-line tool's pool of an instance leaves them as PostgreSQL starts them.
+#[tokio::test]
+async fn pools_that_answer_calls_give_their_backends_short_turns() {
+    let Some(database) = TestDatabase::create().await else { return };
+    let prompt = backend_priority::may_renice() && turn_of(0).is_some();
+    for (schema, answers_calls) in [("herald", true), ("instance_tool", false)] {
+        let db = herald_host::store::db::Db::open_postgres(&database.url, schema, 2, Duration::from_secs(5), answers_calls).await.unwrap();
+        let mut conn = db.reader().await.unwrap();
+        let pid: i32 = sqlx::query("SELECT pg_backend_pid()").fetch_one(&mut *conn).await.unwrap().get(0);
+        assert_eq!(turn_of(pid) == Some(PROMPT_TURN_NS), prompt && answers_calls, "{schema}'s backend {pid}");
+    }
+}

@@ -1,7 +1,8 @@
 //! The PostgreSQL backends behind Herald's connections, scheduled like Herald's own threads for
 //! the work they do, when PostgreSQL runs on this machine and Herald may change another user's
 //! scheduling (`CAP_SYS_NICE`): short turns for every backend of the node's pool, which answers
-//! the API's calls; while an import's batch runs its statements, its backend at the priority of
+//! the API's calls, and of the control plane's, which admits each of them (its calls in flight);
+//! while an import's batch runs its statements, its backend at the priority of
 //! queued work (`--background-nice`) and on long turns, and back to its own before the commit.
 //!
 //! Why: Herald's own threads of queued work already run below the API's priority, and the API's
@@ -33,7 +34,8 @@ use sqlx::{AnyConnection, Row};
 
 use crate::scheduling::{set_turn_of, turn_of, LONG_TURN_NS, PROMPT_TURN_NS};
 
-/// Gives the backend behind `conn`, a new connection of the node's pool, short turns when it is
+/// Gives the backend behind `conn`, a new connection of a pool that answers calls (the node's,
+/// the control plane's), short turns when it is
 /// proven to be a process of this machine and Herald may.
 pub async fn prompt_turns(conn: &mut AnyConnection) {
     if !may_renice() {

@@ -232,8 +232,17 @@ impl Db {
     }
 
     /// A pool of its own on `url` whose connections work in `schema`, created if missing (the
-    /// control plane; and an instance's schema for the command line's tools).
-    pub async fn open_postgres(url: &str, schema: &str, connections: u32, acquire_timeout: Duration) -> Result<Db, sqlx::Error> {
+    /// control plane; and an instance's schema for the command line's tools). With
+    /// `answers_calls` (the control plane, which admits every call on PostgreSQL:
+    /// `store::calls_in_flight`), its backends get short turns where Herald may give them
+    /// (`backend_priority`), as the node's pool's do; a tool's bulk work keeps the default.
+    pub async fn open_postgres(
+        url: &str,
+        schema: &str,
+        connections: u32,
+        acquire_timeout: Duration,
+        answers_calls: bool,
+    ) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
         let quoted = crate::model::column(schema);
         // One connection, not a pool: an unreachable server fails at once rather than after the
@@ -250,7 +259,13 @@ impl Db {
             .acquire_timeout(acquire_timeout)
             .after_connect(move |conn, _| {
                 let search_path = search_path.clone();
-                Box::pin(async move { conn.execute(search_path.as_str()).await.map(|_| ()) })
+                Box::pin(async move {
+                    conn.execute(search_path.as_str()).await?;
+                    if answers_calls {
+                        super::backend_priority::prompt_turns(conn).await;
+                    }
+                    Ok(())
+                })
             })
             .connect(url)
             .await?;

@@ -120,7 +120,9 @@ impl Backend {
     async fn open_control(&self) -> Result<Db, sqlx::Error> {
         match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&data_dir.join("control.db")).await,
-            Backend::Postgres { url, pool } => Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout).await,
+            Backend::Postgres { url, pool } => {
+                Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout, true).await
+            }
         }
     }
 
@@ -134,7 +136,7 @@ impl Backend {
     pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
         let db = match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&Self::tenant_file(data_dir, customer_id)).await?,
-            Backend::Postgres { url, pool } => Db::open_postgres(url, &tenant_schema(customer_id), 2, pool.acquire_timeout).await?,
+            Backend::Postgres { url, pool } => Db::open_postgres(url, &tenant_schema(customer_id), 2, pool.acquire_timeout, false).await?,
         };
         Ok(TenantDb::new(db))
     }

@@ -35,8 +35,8 @@ use sqlx::{AnyConnection, Row};
 use crate::scheduling::{set_turn_of, turn_of, LONG_TURN_NS, PROMPT_TURN_NS};
 
 /// Gives the backend behind `conn`, a new connection of a pool that answers calls (the node's,
-/// the control plane's), short turns when it is
-/// proven to be a process of this machine and Herald may.
+/// the control plane's), short turns when it is proven to be a process of this machine and
+/// Herald may.
 pub async fn prompt_turns(conn: &mut AnyConnection) {
     if !may_renice() {
         return;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use sqlx::Row;
 
-use super::codec::bind;
+use super::codec::{bind, AnyQuery};
 use super::combined_reads::{Joined, Param, Shape, Waiting};
 use super::direct;
 use super::recipients::{decode_recipient, decode_typed_from, returning, select, Recipient};
@@ -69,13 +69,33 @@ enum Looked<'a> {
     Key(i64),
 }
 
-impl Looked<'_> {
+impl<'a> Looked<'a> {
     fn owned(self) -> Param {
         match self {
             Looked::Value(v) => Param::Value(v.clone()),
             Looked::Key(k) => Param::Key(k),
         }
     }
+
+    /// The value a waiting read looks for.
+    fn of(param: &'a Param) -> Looked<'a> {
+        match param {
+            Param::Value(v) => Looked::Value(v),
+            Param::Key(k) => Looked::Key(*k),
+        }
+    }
+
+    fn bind<'q>(self, query: AnyQuery<'q>) -> AnyQuery<'q> {
+        match self {
+            Looked::Value(value) => bind(query, value),
+            Looked::Key(key) => query.bind(key),
+        }
+    }
+}
+
+/// The column a point read by `by` looks in: a Person Data field's, or past the last, the key.
+fn looked_in(model: &Model, by: usize) -> String {
+    model.def.person_data.get(by).map_or_else(|| "_id".to_string(), |f| column(&f.name))
 }
 
 impl TenantDb {
@@ -103,8 +123,9 @@ impl TenantDb {
     fn point_read_texts(&self, model: &Model) -> Texts {
         self.point_reads.texts(model, || {
             let select = select(model);
-            let by_field = model.def.person_data.iter().map(|f| format!("{select} WHERE {} = ?", column(&f.name)));
-            by_field.chain([format!("{select} WHERE _id = ?")]).map(|text| self.db.sql_string(text).into_boxed_str()).collect()
+            (0..=model.def.person_data.len())
+                .map(|by| self.db.sql_string(format!("{select} WHERE {} = ?", looked_in(model, by))).into_boxed_str())
+                .collect()
         })
     }
 
@@ -140,11 +161,7 @@ impl TenantDb {
     }
 
     async fn read_alone(&self, model: &Model, sql: &str, looked: Looked<'_>) -> StoreResult<Option<Recipient>> {
-        let query = match looked {
-            Looked::Value(value) => bind(sqlx::query(sql), value),
-            Looked::Key(key) => sqlx::query(sql).bind(key),
-        };
-        let row = query.fetch_optional(&mut *self.db.reader().await?).await?;
+        let row = looked.bind(sqlx::query(sql)).fetch_optional(&mut *self.db.reader().await?).await?;
         Ok(row.map(|r| decode_recipient(model, &r)).transpose()?)
     }
 
@@ -156,20 +173,14 @@ impl TenantDb {
         let count = others.len() + 1;
         let room = count.next_power_of_two();
         let sql = self.point_reads.gathered(model, by, room, || {
-            let looked_in = model.def.person_data.get(by).map_or_else(|| "_id".to_string(), |f| column(&f.name));
-            let one = |place: usize| format!("SELECT {place}, {} FROM recipients WHERE {looked_in} = ?", returning(model));
+            let (columns, looked_in) = (returning(model), looked_in(model, by));
+            let one = |place: usize| format!("SELECT {place}, {columns} FROM recipients WHERE {looked_in} = ?");
             self.db.sql_string((0..room).map(one).collect::<Vec<_>>().join(" UNION ALL "))
         });
-        let looked = others.iter().map(|w| match &w.param {
-            Param::Value(v) => Looked::Value(v),
-            Param::Key(k) => Looked::Key(*k),
-        });
+        let others = others.iter().map(|w| Looked::of(&w.param));
         let mut query = sqlx::query(&sql);
-        for looked in std::iter::once(own).chain(looked).chain(std::iter::repeat_n(own, room - count)) {
-            query = match looked {
-                Looked::Value(value) => bind(query, value),
-                Looked::Key(key) => query.bind(key),
-            };
+        for looked in std::iter::once(own).chain(others).chain(std::iter::repeat_n(own, room - count)) {
+            query = looked.bind(query);
         }
         let rows = query.fetch_all(&mut *self.db.reader().await?).await?;
         let mut found: Vec<Option<Recipient>> = vec![None; count];

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Lowest first. Modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["values", "paging", "connections", "clock", "scheduling"],
+    &["values", "paging", "connections", "clock", "scheduling", "cold"],
     &["rsql", "assets"],
     &["model"],
     &["store"],

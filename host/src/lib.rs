@@ -4,6 +4,7 @@ pub mod assets;
 pub mod auth;
 pub mod cli;
 pub mod clock;
+pub mod cold;
 pub mod commands;
 pub mod connections;
 pub mod domain;

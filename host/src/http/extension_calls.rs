@@ -93,10 +93,10 @@ async fn secure(ctx: &ApiContext, smoothing: Option<&Smoothing<CredentialKey>>, 
     if let Some(refused) = smoothing.and_then(|s| s.refusal(&caller.principal.client_id)) {
         return refused;
     }
-    let tenant = &caller.tenant;
-    let answer = async {
+    let (tenant, scope) = (&caller.tenant, caller.principal.scope);
+    let answer = move || async move {
         // As `PublicCaller` does for every other public operation, before the path is read.
-        if caller.principal.scope != Scope::Public {
+        if scope != Scope::Public {
             return ApiError::Forbidden.into_response();
         }
         match params(request).await {
@@ -121,13 +121,14 @@ async fn open(ctx: &ApiContext, smoothing: &Smoothing<AddressKey>, request: Requ
         Err(refused) => return refused,
     };
     let request = Request::from_parts(parts, body);
-    let answer = async {
+    let tenant = &tenant;
+    let answer = move || async move {
         match params(request).await {
-            Ok((params, request)) => extensions::call_open(ctx, &tenant, params, request).await,
+            Ok((params, request)) => extensions::call_open(ctx, tenant, params, request).await,
             Err(refused) => refused,
         }
     };
-    within_limits(ctx, &tenant, answer).await
+    within_limits(ctx, tenant, answer).await
 }
 
 /// The route's parameters, read as every other route reads its path (`AppPath`).

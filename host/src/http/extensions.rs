@@ -101,7 +101,7 @@ async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<(String, Pr
     let id = decode_twice(id)?;
     match ctx.runtime.http_extension(tenant, &id).await? {
         Some(extension) => Ok((id, extension)),
-        None => Err(not_found(tenant, &id).await),
+        None => Err(crate::cold::boxed(not_found(tenant, &id)).await),
     }
 }
 
@@ -151,7 +151,7 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepa
     };
     parts.headers.remove(header::AUTHORIZATION);
     if extension.config.asynchronous {
-        return enqueue(ctx, tenant, id, door, parts, body).await;
+        return crate::cold::boxed(enqueue(ctx, tenant, id, door, parts, body)).await;
     }
     let request = hyper::Request::from_parts(parts, body);
     let deadline = ctx.runtime.deadline(&extension.config);

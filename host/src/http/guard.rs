@@ -45,7 +45,7 @@ pub async fn instance_limits(State(ctx): State<ApiContext>, request: Request, ne
     let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return ApiError::Unauthorized.into_response();
     };
-    within_limits(&ctx, &caller.tenant, next.run(request)).await
+    within_limits(&ctx, &caller.tenant, || next.run(request)).await
 }
 
 /// The open routes' admission (the open extensions endpoint, its execution status, the testing
@@ -63,7 +63,7 @@ pub async fn open_instance_limits(
         Err(refused) => return refused,
     };
     request.extensions_mut().insert(OpenInstance(Arc::clone(&tenant)));
-    within_limits(&ctx, &tenant, next.run(request)).await
+    within_limits(&ctx, &tenant, || next.run(request)).await
 }
 
 /// The instance an open route's `{customer_id}` names, opened if it sleeps; or the refusal: 400
@@ -83,16 +83,18 @@ pub(super) async fn route_instance(
     ctx.tenants.activate(customer_id).await.map_err(|e| ApiError::inactive(e, ApiError::NotFound).into_response())
 }
 
-/// `answer` within the instance's limits: a slot among its concurrent calls and a call of its
-/// daily cap taken first (or the refusal answered instead), the standing against the cap added
-/// to the answer. `answer` is not polled before the call is admitted.
-pub(super) async fn within_limits(ctx: &ApiContext, tenant: &Tenant, answer: impl Future<Output = Response>) -> Response {
+/// The answer `answer` makes within the instance's limits: a slot among its concurrent calls and
+/// a call of its daily cap taken first (or the refusal answered instead), the standing against
+/// the cap added to the answer. `answer` is called once the call is admitted: its future, made
+/// here, is held once in this one's (an `async fn` keeps a future it is given twice, as given
+/// and as awaited, and an extension call's is kilobytes: `crate::cold`).
+pub(super) async fn within_limits<F: Future<Output = Response>>(ctx: &ApiContext, tenant: &Tenant, answer: impl FnOnce() -> F) -> Response {
     // The slot is held until the answer's head is ready (a streamed body may outlive it).
     let (_slot, usage) = match admit(ctx, tenant).await {
         Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
-    let mut response = answer.await;
+    let mut response = answer().await;
     usage_headers(&mut response, usage);
     label(&mut response, tenant);
     response

@@ -139,10 +139,22 @@ impl ConcurrencyLimiter {
     pub async fn admit(&self, customer_id: &str) -> StoreResult<Option<CallSlot>> {
         let Some(local) = self.local(customer_id) else { return Ok(None) };
         let Some(cluster) = &self.cluster else { return Ok(Some(CallSlot { _local: local, shared: None })) };
-        let slot = || Some(CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) });
         if cluster.reuse(customer_id) {
-            return Ok(slot());
+            return Ok(Some(CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) }));
         }
+        // Boxed: see `crate::cold` (on PostgreSQL it is every call's path that reuses no slot,
+        // and one allocation there is still less than the statement's future in every caller's).
+        crate::cold::boxed(self.admit_across_nodes(local, cluster, customer_id)).await
+    }
+
+    /// `admit`'s slot across nodes, from the control plane: `local` is this node's.
+    async fn admit_across_nodes(
+        &self,
+        local: OwnedSemaphorePermit,
+        cluster: &Arc<Cluster>,
+        customer_id: &str,
+    ) -> StoreResult<Option<CallSlot>> {
+        let slot = || Some(CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) });
         let limit = self.per_instance as u32;
         if cluster.control.take_call_slot(customer_id, &cluster.node, limit).await? {
             return Ok(slot());
@@ -186,6 +198,15 @@ mod tests {
         assert!(limiter.admit("b").await.unwrap().is_some(), "another instance is unaffected");
         drop(a1);
         assert!(limiter.admit("a").await.unwrap().is_some());
+    }
+
+    /// Every call awaits this: the control plane's statement is boxed (`crate::cold`), so the
+    /// future every caller holds is a few words, not the statement's kilobytes.
+    #[test]
+    fn an_admission_is_a_small_future() {
+        let limiter = ConcurrencyLimiter::new(2);
+        let admission = limiter.admit("a");
+        assert!(std::mem::size_of_val(&admission) <= 256, "{} bytes", std::mem::size_of_val(&admission));
     }
 }
 

@@ -85,7 +85,18 @@ impl DailyCounters {
         if let Some(c) = self.counters.lock().expect("counters lock").get_mut(customer_id).filter(|c| c.day == today) {
             return Ok(c.count(cap, reset_secs));
         }
-        // First call of the day on this node: start from the shared count.
+        // Boxed: see `crate::cold`.
+        crate::cold::boxed(self.admit_first_of_day(customer_id, cap, today, reset_secs)).await
+    }
+
+    /// `admit`'s first call of the day on this node: it starts from the shared count.
+    async fn admit_first_of_day(
+        &self,
+        customer_id: &str,
+        cap: u64,
+        today: NaiveDate,
+        reset_secs: u64,
+    ) -> StoreResult<Result<Usage, Usage>> {
         let shared = self.control.daily_usage(customer_id, &day_key(today)).await?;
         let mut counters = self.counters.lock().expect("counters lock");
         let c = counters.entry(customer_id.to_string()).or_insert(Counter::new(today, shared));
@@ -195,5 +206,9 @@ mod tests {
         assert!(b.admit("y", 3, noon).await.unwrap().is_ok(), "other instances are unaffected");
         let tomorrow = noon + 86_400_000;
         assert_eq!(b.admit("x", 3, tomorrow).await.unwrap().unwrap().remaining, 2);
+        // Every call awaits `admit`: the shared count's statement is boxed (`crate::cold`), so
+        // the future every caller holds is a few words, not the statement's kilobytes.
+        let admission = b.admit("x", 3, tomorrow);
+        assert!(std::mem::size_of_val(&admission) <= 256, "{} bytes", std::mem::size_of_val(&admission));
     }
 }

@@ -309,7 +309,7 @@ impl Runtime {
                 journal.keep_record(entry);
             } else if !failed {
                 logs.keep(tenant, entry);
-            } else if let Err(e) = tenant.db.insert_execution_logs(&[entry]).await {
+            } else if let Err(e) = crate::cold::boxed(tenant.db.insert_execution_logs(&[entry])).await {
                 tracing::warn!(error = %e, "an execution log could not be kept");
             }
             (result, lines)

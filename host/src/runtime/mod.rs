@@ -309,6 +309,12 @@ impl Runtime {
         if let Some(prepared) = self.ready.get(sha256) {
             return Ok(prepared);
         }
+        // Boxed: see `crate::cold`.
+        crate::cold::boxed(self.prepare_uncached(sha256, db)).await
+    }
+
+    /// `prepare` of a component not in the cache of ready ones.
+    async fn prepare_uncached(self: &Arc<Self>, sha256: &str, db: &TenantDb) -> anyhow::Result<Prepared> {
         // Loaded once however many calls ask at the same time (or found in `prepared`).
         let (runtime, sha) = (Arc::clone(self), sha256.to_string());
         let prepared = self

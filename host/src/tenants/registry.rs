@@ -167,6 +167,12 @@ impl Tenants {
         if let Some(open) = self.lookup(customer_id)? {
             return Ok(open);
         }
+        // Boxed: see `crate::cold`.
+        crate::cold::boxed(self.activate_sleeping(customer_id)).await
+    }
+
+    /// `activate` of an instance that is not open: opened under its gate.
+    async fn activate_sleeping(&self, customer_id: &str) -> Result<Arc<Tenant>, Activation> {
         let gate = &self.gates[stripe(customer_id)];
         let _held = gate.lock().await;
         // Opened by the use that held the gate before this one?

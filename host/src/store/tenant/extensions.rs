@@ -71,7 +71,8 @@ impl TenantDb {
         }
         let generation = self.extension_records.generation.load(Ordering::SeqCst);
         let read = Instant::now();
-        let record = self.read_extension(path).await?.map(Arc::new);
+        // Boxed: see `crate::cold`.
+        let record = crate::cold::boxed(self.read_extension(path)).await?.map(Arc::new);
         if self.extension_records.generation.load(Ordering::SeqCst) == generation {
             self.extension_records.records.insert(path, record.clone(), read);
         }
@@ -311,6 +312,16 @@ mod tests {
         assert_eq!(a[0].log, vec!["call 250".to_string()]);
         let b: Vec<i64> = db.execution_logs("b", 1000).await.unwrap().iter().map(|e| e.at).collect();
         assert_eq!(b, vec![3, 2, 1, 0], "a quiet extension keeps its older executions");
+    }
+
+    /// Every extension call awaits this lookup: its statement is boxed (`crate::cold`), so the
+    /// future every caller holds is a few words, not the statement's kilobytes.
+    #[tokio::test]
+    async fn a_lookup_is_a_small_future() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::Backend::Sqlite { data_dir: dir.path().into() }.open_tenant("x").await.unwrap();
+        let lookup = db.extension("hook.wasm");
+        assert!(std::mem::size_of_val(&lookup) <= 256, "{} bytes", std::mem::size_of_val(&lookup));
     }
 
     #[tokio::test]

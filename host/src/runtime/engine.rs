@@ -21,6 +21,11 @@ fn base_config() -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
+    // Extensions are WASI 0.2 components, whose host calls block on the store's fiber. With
+    // concurrency support on (wasmtime's default), every store is made with the bookkeeping of
+    // the component model's async ABI, and every host call pushes a task into a table and takes
+    // it out again. A component that uses that ABI fails to compile, so its upload is refused.
+    config.concurrency_support(false);
     config
 }
 

@@ -113,6 +113,13 @@ pub struct CallSlot {
     shared: Option<(Arc<Cluster>, String)>,
 }
 
+impl CallSlot {
+    /// A slot counted across nodes: given back to `cluster` when dropped.
+    fn shared(local: OwnedSemaphorePermit, cluster: &Arc<Cluster>, customer_id: &str) -> CallSlot {
+        CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) }
+    }
+}
+
 impl Drop for CallSlot {
     fn drop(&mut self) {
         if let Some((cluster, customer_id)) = self.shared.take() {
@@ -140,7 +147,7 @@ impl ConcurrencyLimiter {
         let Some(local) = self.local(customer_id) else { return Ok(None) };
         let Some(cluster) = &self.cluster else { return Ok(Some(CallSlot { _local: local, shared: None })) };
         if cluster.reuse(customer_id) {
-            return Ok(Some(CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) }));
+            return Ok(Some(CallSlot::shared(local, cluster, customer_id)));
         }
         // Boxed: see `crate::cold` (on PostgreSQL it is every call's path that reuses no slot,
         // and one allocation there is still less than the statement's future in every caller's).
@@ -154,7 +161,7 @@ impl ConcurrencyLimiter {
         cluster: &Arc<Cluster>,
         customer_id: &str,
     ) -> StoreResult<Option<CallSlot>> {
-        let slot = || Some(CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) });
+        let slot = || Some(CallSlot::shared(local, cluster, customer_id));
         let limit = self.per_instance as u32;
         if cluster.control.take_call_slot(customer_id, &cluster.node, limit).await? {
             return Ok(slot());

@@ -47,7 +47,7 @@ paced() { # url: the p99s of GET url at 200 a second, one connection, for DURATI
   # then how many of those GETs the server itself took over 1 ms to answer
   local all fast all_after fast_after p99s
   read -r all fast < <(served)
-  p99s=$(python3 bench/paced_latency.py "$1" "$TOKEN" "$DURATION" 200)
+  p99s=$(python3 bench/paced_latency.py "$1" "$TOKEN" "$DURATION" 200 | awk '{print $1, $2}')
   read -r all_after fast_after < <(served)
   echo "$p99s $(( (all_after - all) - (fast_after - fast) ))"
 }

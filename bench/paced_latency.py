@@ -1,7 +1,8 @@
 """The latency a client sees at a steady, modest rate (not the server's capacity): GET `url` with
 a bearer token RATE times a second on one keep-alive connection for SECONDS, each request sent
 at its scheduled time (a late answer delays the next, which is then counted from its schedule,
-so a stall is not hidden), and prints two p99s in milliseconds: `from due`, then `server`.
+so a stall is not hidden), and prints two p99s in milliseconds, `from due` then `server`, and
+the number of requests made.
 
     python3 bench/paced_latency.py URL TOKEN [SECONDS] [RATE]
 
@@ -21,10 +22,13 @@ that wait, which no count above can take out, was most of the tail measured duri
 (BENCHMARKS.md). It uses about 2 % of a core. `PACED_PRIORITY=normal` keeps the ordinary priority
 (to compare); stderr says which priority it ran at. `PACED_TRACE=FILE` writes each request's
 scheduled time (seconds since the epoch) and its `from due` latency (ms), a line each, to tell
-which phase of a load the slow ones fall in.
+which phase of a load the slow ones fall in. SIGTERM ends the run early (after the request in
+flight) and prints the figures of the requests made so far: a caller measures a load of unknown
+length by giving a long SECONDS and stopping the client when the load ends.
 """
 import http.client
 import os
+import signal
 import sys
 import time
 from urllib.parse import urlsplit
@@ -44,9 +48,20 @@ conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
 headers = {"Authorization": f"Bearer {token}"}
 from_due, server, client_late = [], [], []
 trace = open(os.environ["PACED_TRACE"], "w") if os.environ.get("PACED_TRACE") else None
+stopped = False
+
+
+def stop(_signum, _frame):
+    global stopped
+    stopped = True
+
+
+signal.signal(signal.SIGTERM, stop)
 start = time.perf_counter()
 answered = start
 for i in range(int(seconds * rate)):
+    if stopped:
+        break
     due = start + i / rate
     pause = due - time.perf_counter()
     if pause > 0:
@@ -80,4 +95,4 @@ print(f"paced {rate:.0f}/s from due: {shape(from_due)}", file=sys.stderr)
 print(f"paced {rate:.0f}/s server:   {shape(server)}", file=sys.stderr)
 print(f"paced {rate:.0f}/s client late: {shape(client_late or [0.0])}", file=sys.stderr)
 p99 = lambda values: sorted(values)[int(len(values) * 0.99) - 1] * 1000
-print(f"{p99(from_due):.2f} {p99(server):.2f}")
+print(f"{p99(from_due):.2f} {p99(server):.2f} {len(from_due)}")

@@ -6,7 +6,7 @@
 # 30) idle and over the whole import of the file with two fields of every row changed (each round
 # changes them back: every row an update that writes), from its upload to its end. `PACED_S=15`
 # measures only the first 15 s of the import instead (the method of the figures before
-# 2026-11-29's third session). A p99 is the 1% slowest calls: of 500 or 750 calls (10 or 15 s)
+# 2026-11-29's fourth session). A p99 is the 1% slowest calls: of 500 or 750 calls (10 or 15 s)
 # it is the 5th or 7th slowest and moved by a third from one run to the next on this machine; of
 # the 1,500 idle calls and the 2,000 to 4,500 calls of a whole import it is steadier. Alternating
 # rounds is what lets two builds be told apart. Prints a Markdown table of each round and the
@@ -101,7 +101,7 @@ for round in $(seq 1 "$ROUNDS"); do
     quiet
     idle=$(python3 bench/paced_latency.py "$url/recipients/1" "$token" "$IDLE_S" 50 2>/dev/null | awk '{print $1}')
     # Without PACED_S the client runs until the import has ended (a SIGTERM stops it).
-    python3 bench/paced_latency.py "$url/recipients/1" "$token" "${PACED_S:-3600}" 50 >"$WORK/during" 2>"$WORK/during.err" &
+    python3 bench/paced_latency.py "$url/recipients/1" "$token" "${PACED_S:-3600}" 50 >"$WORK/during" 2>/dev/null &
     paced=$!
     took=$(import_file "$url" "$token" "$file")
     [ -n "$PACED_S" ] || kill -TERM $paced

@@ -40,6 +40,9 @@ pub struct NewCredential<'a> {
 #[derive(Debug, Clone)]
 pub struct ControlDb {
     pub(super) db: Db,
+    /// The leases of calls in flight on PostgreSQL (`calls_in_flight.rs`), on connections of
+    /// their own whose commits do not wait for the log's flush.
+    pub(super) leases: Option<Db>,
     backend: Backend,
     /// The node's pool for the instances' schemas (PostgreSQL).
     instances: Option<Arc<NodePool>>,
@@ -57,7 +60,8 @@ impl ControlDb {
             Backend::Sqlite { .. } => None,
             Backend::Postgres { url, pool } => Some(NodePool::new(url, pool)?),
         };
-        Ok(ControlDb { db, backend: backend.clone(), instances })
+        let leases = backend.open_leases().await?;
+        Ok(ControlDb { db, leases, backend: backend.clone(), instances })
     }
 
     /// Whether the database answers (the operator's readiness check).

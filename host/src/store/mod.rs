@@ -23,7 +23,7 @@ pub mod warm_connections;
 
 use std::path::{Path, PathBuf};
 
-use db::Db;
+use db::{Db, PoolUse};
 use node_pool::PoolSettings;
 
 pub use control::ControlDb;
@@ -121,7 +121,18 @@ impl Backend {
         match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&data_dir.join("control.db")).await,
             Backend::Postgres { url, pool } => {
-                Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout, true).await
+                Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout, PoolUse::Control).await
+            }
+        }
+    }
+
+    /// The leases of calls in flight (PostgreSQL): a pool of their own that connects when a
+    /// server first admits a call (`db::PoolUse::Leases`).
+    async fn open_leases(&self) -> Result<Option<Db>, sqlx::Error> {
+        match self {
+            Backend::Sqlite { .. } => Ok(None),
+            Backend::Postgres { url, pool } => {
+                Ok(Some(Db::open_postgres(url, "herald", pool.lease_connections(), pool.acquire_timeout, PoolUse::Leases).await?))
             }
         }
     }
@@ -136,7 +147,9 @@ impl Backend {
     pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
         let db = match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&Self::tenant_file(data_dir, customer_id)).await?,
-            Backend::Postgres { url, pool } => Db::open_postgres(url, &tenant_schema(customer_id), 2, pool.acquire_timeout, false).await?,
+            Backend::Postgres { url, pool } => {
+                Db::open_postgres(url, &tenant_schema(customer_id), 2, pool.acquire_timeout, PoolUse::Tool).await?
+            }
         };
         Ok(TenantDb::new(db))
     }

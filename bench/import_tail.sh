@@ -78,6 +78,8 @@ quiet() {
       [ "$(psql "$DATABASE_URL" -XAtc "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'")" = 0 ] && break
       sleep 0.5
     done
+    # The last import's dirty pages written out now, not by a spread checkpoint during "idle".
+    psql "$DATABASE_URL" -XqAtc CHECKPOINT
   fi
   sleep 2
 }

@@ -11,9 +11,9 @@
 //! flush (`db::PoolUse::Leases`): a commit that waits flushes all the log written before it,
 //! and during an import that is the import's. Another node sees a lease at once either way; what
 //! a crash of PostgreSQL itself can lose is its last fraction of a second of them, when every
-//! call in flight loses its connection too: a lost admission is a slot the node's give-back then
-//! finds missing (it changes nothing), a lost give-back a slot counted until the node leaves or
-//! is seen silent, as a give-back that fails is.
+//! call in flight loses its connection too: a lost admission leaves its call uncounted until it
+//! ends (the give-backs never take the counts below zero), a lost give-back a slot counted until
+//! the node leaves or is seen silent, as a give-back that fails is.
 //!
 //! On SQLite there is one node, and the limit stays in memory (`limits::concurrency`).
 

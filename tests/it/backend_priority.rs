@@ -126,7 +126,7 @@ async fn pools_that_answer_calls_give_their_backends_short_turns() {
         assert_eq!(turn_of(pid) == Some(PROMPT_TURN_NS), prompt && used_for != PoolUse::Tool, "{used_for:?}'s backend {pid}");
         let commit: String = sqlx::query("SHOW synchronous_commit").fetch_one(&mut *conn).await.unwrap().get(0);
         assert_eq!(commit, if used_for == PoolUse::Leases { "off" } else { "on" }, "{used_for:?}");
-        let schema_now: String = sqlx::query("SELECT current_schema()").fetch_one(&mut *conn).await.unwrap().get(0);
+        let schema_now: String = sqlx::query("SELECT current_schema()::text").fetch_one(&mut *conn).await.unwrap().get(0);
         assert_eq!(schema_now, schema, "{used_for:?} works in its schema");
     }
 }

@@ -127,10 +127,12 @@ impl Backend {
     }
 
     /// The leases of calls in flight (PostgreSQL): a pool of their own that connects when a
-    /// server first admits a call (`db::PoolUse::Leases`).
+    /// server first admits a call (`db::PoolUse::Leases`); none on SQLite, or where the setting
+    /// leaves them no connection (they use the control plane's pool then).
     async fn open_leases(&self) -> Result<Option<Db>, sqlx::Error> {
         match self {
             Backend::Sqlite { .. } => Ok(None),
+            Backend::Postgres { pool, .. } if pool.lease_connections() == 0 => Ok(None),
             Backend::Postgres { url, pool } => {
                 Ok(Some(Db::open_postgres(url, "herald", pool.lease_connections(), pool.acquire_timeout, PoolUse::Leases).await?))
             }

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use herald_host::scheduling::{turn_of, LONG_TURN_NS, PROMPT_TURN_NS};
 use herald_host::store::backend_priority::{self, Lowered};
-use herald_host::store::db::PoolUse;
 use herald_tests::database::TestDatabase;
 use herald_tests::imports::{import_to, over, started, watch};
 use herald_tests::TestServer;
@@ -112,35 +111,16 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     assert_eq!(prompt > 0, may && turns_told, "backends on short turns after the import: {prompt} of {}", pids.len());
 }
 
-/// A pool that answers calls (the control plane's admits each of them, on the leases' pool) gives
-/// its backends short turns; a command-line tool's pool of an instance leaves them as PostgreSQL
-/// starts them. Only the leases' commits skip waiting for the log's flush.
+/// A pool that answers calls (the control plane's admits each of them) gives its backends short
+/// turns; a command-line tool's pool of an instance leaves them as PostgreSQL starts them.
 #[tokio::test]
 async fn pools_that_answer_calls_give_their_backends_short_turns() {
     let Some(database) = TestDatabase::create().await else { return };
     let prompt = backend_priority::may_renice() && turn_of(0).is_some();
-    for (schema, used_for) in [("herald", PoolUse::Control), ("herald", PoolUse::Leases), ("instance_tool", PoolUse::Tool)] {
-        let db = herald_host::store::db::Db::open_postgres(&database.url, schema, 2, Duration::from_secs(5), used_for).await.unwrap();
-        let mut conn = db.writer().await.unwrap();
+    for (schema, answers_calls) in [("herald", true), ("instance_tool", false)] {
+        let db = herald_host::store::db::Db::open_postgres(&database.url, schema, 2, Duration::from_secs(5), answers_calls).await.unwrap();
+        let mut conn = db.reader().await.unwrap();
         let pid: i32 = sqlx::query("SELECT pg_backend_pid()").fetch_one(&mut *conn).await.unwrap().get(0);
-        assert_eq!(turn_of(pid) == Some(PROMPT_TURN_NS), prompt && used_for != PoolUse::Tool, "{used_for:?}'s backend {pid}");
-        let commit: String = sqlx::query("SHOW synchronous_commit").fetch_one(&mut *conn).await.unwrap().get(0);
-        assert_eq!(commit, if used_for == PoolUse::Leases { "off" } else { "on" }, "{used_for:?}");
-        let schema_now: String = sqlx::query("SELECT current_schema()::text").fetch_one(&mut *conn).await.unwrap().get(0);
-        assert_eq!(schema_now, schema, "{used_for:?} works in its schema");
+        assert_eq!(turn_of(pid) == Some(PROMPT_TURN_NS), prompt && answers_calls, "{schema}'s backend {pid}");
     }
-}
-
-/// A server over PostgreSQL admits its calls on the leases' own connections: after a call, one
-/// of the database's backends is theirs (named `herald leases`).
-#[tokio::test]
-async fn calls_are_admitted_on_the_leases_connections() {
-    let s = TestServer::start().await;
-    let Some(url) = s.database_url().map(str::to_string) else { return };
-    let api = s.demo().await;
-    let mut watcher = sqlx::PgConnection::connect(&url).await.unwrap();
-    let leases = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'herald leases'";
-    api.get("/recipients/1").await.expect(404);
-    let after: i64 = sqlx::query_scalar(leases).fetch_one(&mut watcher).await.unwrap();
-    assert!(after >= 1, "a call was admitted on a connection of the leases' pool");
 }

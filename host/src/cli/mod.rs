@@ -337,8 +337,8 @@ pub struct ServeArgs {
     /// Seconds an open instance may go unused before it is put to sleep.
     #[arg(long, env = "HERALD_INSTANCE_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub instance_idle_timeout: u64,
-    /// PostgreSQL: connections this node opens, for the control plane (a quarter, at least 2, a
-    /// third of them for the leases of calls in flight) and every instance together (an instance takes at most three quarters of the rest at
+    /// PostgreSQL: connections this node opens, for the control plane (a quarter, at least 2)
+    /// and every instance together (an instance takes at most three quarters of the rest at
     /// once). The default lets three nodes share a default PostgreSQL (`max_connections` 100).
     #[arg(long, env = "HERALD_DATABASE_MAX_CONNECTIONS", default_value_t = crate::store::node_pool::DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(3..=10_000))]
     pub database_max_connections: u32,

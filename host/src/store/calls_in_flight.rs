@@ -7,14 +7,6 @@
 //! counts of a node that stopped beating are given back by the others (`release_silent_nodes`),
 //! and a node leaving gives back its own.
 //!
-//! These statements run on connections of their own whose commits do not wait for the log's
-//! flush (`db::PoolUse::Leases`): a commit that waits flushes all the log written before it,
-//! and during an import that is the import's. Another node sees a lease at once either way; what
-//! a crash of PostgreSQL itself can lose is its last fraction of a second of them, when every
-//! call in flight loses its connection too: a lost admission leaves its call uncounted until it
-//! ends (the give-backs never take the counts below zero), a lost give-back a slot counted until
-//! the node leaves or is seen silent, as a give-back that fails is.
-//!
 //! On SQLite there is one node, and the limit stays in memory (`limits::concurrency`).
 
 use sqlx::Row;
@@ -22,11 +14,6 @@ use sqlx::Row;
 use super::{ControlDb, StoreResult};
 
 impl ControlDb {
-    /// Where leases are written: their own pool on PostgreSQL (`db::PoolUse::Leases`).
-    fn leases(&self) -> &super::db::Db {
-        self.leases.as_ref().unwrap_or(&self.db)
-    }
-
     /// Takes a slot of instance `customer_id` for `node` unless `limit` are taken across nodes.
     pub async fn take_call_slot(&self, customer_id: &str, node: &str, limit: u32) -> StoreResult<bool> {
         let take = self.db.sql(
@@ -38,7 +25,7 @@ impl ControlDb {
              RETURNING held",
         );
         for first in [true, false] {
-            let mut conn = self.leases().writer().await?;
+            let mut conn = self.db.writer().await?;
             let taken = sqlx::query(&take).bind(customer_id).bind(limit as i32).bind(node).fetch_optional(&mut *conn).await?;
             if taken.is_some() {
                 return Ok(true);
@@ -79,7 +66,7 @@ impl ControlDb {
             .bind(n)
             .bind(node)
             .bind(n)
-            .execute(&mut *self.leases().writer().await?)
+            .execute(&mut *self.db.writer().await?)
             .await?;
         Ok(())
     }
@@ -101,7 +88,7 @@ impl ControlDb {
              )
              SELECT COALESCE(SUM(held), 0)::BIGINT FROM moved",
         );
-        let row = sqlx::query(&sql).bind(leaving.unwrap_or("")).bind(silent_before).fetch_one(&mut *self.leases().writer().await?).await?;
+        let row = sqlx::query(&sql).bind(leaving.unwrap_or("")).bind(silent_before).fetch_one(&mut *self.db.writer().await?).await?;
         Ok(row.get(0))
     }
 }

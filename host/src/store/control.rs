@@ -40,9 +40,6 @@ pub struct NewCredential<'a> {
 #[derive(Debug, Clone)]
 pub struct ControlDb {
     pub(super) db: Db,
-    /// The leases of calls in flight on PostgreSQL (`calls_in_flight.rs`), on connections of
-    /// their own whose commits do not wait for the log's flush.
-    pub(super) leases: Option<Db>,
     backend: Backend,
     /// The node's pool for the instances' schemas (PostgreSQL).
     instances: Option<Arc<NodePool>>,
@@ -60,8 +57,7 @@ impl ControlDb {
             Backend::Sqlite { .. } => None,
             Backend::Postgres { url, pool } => Some(NodePool::new(url, pool)?),
         };
-        let leases = backend.open_leases().await?;
-        Ok(ControlDb { db, leases, backend: backend.clone(), instances })
+        Ok(ControlDb { db, backend: backend.clone(), instances })
     }
 
     /// Whether the database answers (the operator's readiness check).

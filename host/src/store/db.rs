@@ -60,23 +60,6 @@ pub(super) enum Conns {
     Shared(SchemaPool),
 }
 
-/// What a PostgreSQL pool of its own is for, which sets up its connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PoolUse {
-    /// A command-line tool's work: PostgreSQL's defaults.
-    Tool,
-    /// A server's control plane, which admits calls: its backends on short turns where Herald
-    /// may give them (`backend_priority`), as the node's pool's are.
-    Control,
-    /// The leases of calls in flight (`store::calls_in_flight`): short turns too, and commits
-    /// that do not wait for the write-ahead log's flush. A call's admission is such a commit; on
-    /// a database busy with bulk writes (an import), waiting for the flush meant waiting for
-    /// every byte of log the import had written before it. A lease lost with a crash of the
-    /// database is lost as the calls holding it are (BENCHMARKS.md, "Leases that do not wait
-    /// for the log").
-    Leases,
-}
-
 /// The writer's connection. Opening one starts SQLite's thread for it, which inherits the opening
 /// thread's turn on the processor (`scheduling`): the writer runs an import's long batches, so it
 /// gets the long turn whichever thread opens it, and a call's thread that wakes meanwhile is due
@@ -249,28 +232,27 @@ impl Db {
     }
 
     /// A pool of its own on `url` whose connections work in `schema`, created if missing (the
-    /// control plane; and an instance's schema for the command line's tools), its connections
-    /// set for `used_for`. The leases' pool connects when first used and never creates the
-    /// schema (the control plane's pool has).
+    /// control plane; and an instance's schema for the command line's tools). With
+    /// `answers_calls` (the control plane, which admits every call on PostgreSQL:
+    /// `store::calls_in_flight`), its backends get short turns where Herald may give them
+    /// (`backend_priority`), as the node's pool's do; a tool's bulk work keeps the default.
     pub async fn open_postgres(
         url: &str,
         schema: &str,
         connections: u32,
         acquire_timeout: Duration,
-        used_for: PoolUse,
+        answers_calls: bool,
     ) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
         let quoted = crate::model::column(schema);
-        if used_for != PoolUse::Leases {
-            // One connection, not a pool: an unreachable server fails at once rather than after
-            // the pool's retries.
-            let mut setup = sqlx::AnyConnection::connect(url).await?;
-            create_schema(&mut setup, &quoted).await?;
-            setup.close().await?;
-        }
+        // One connection, not a pool: an unreachable server fails at once rather than after the
+        // pool's retries.
+        let mut setup = sqlx::AnyConnection::connect(url).await?;
+        create_schema(&mut setup, &quoted).await?;
+        setup.close().await?;
 
         let search_path = format!("SET search_path TO {quoted}");
-        let options = AnyPoolOptions::new()
+        let pool = AnyPoolOptions::new()
             .max_connections(connections)
             .min_connections(0)
             .idle_timeout(Duration::from_secs(60))
@@ -279,20 +261,14 @@ impl Db {
                 let search_path = search_path.clone();
                 Box::pin(async move {
                     conn.execute(search_path.as_str()).await?;
-                    if used_for == PoolUse::Leases {
-                        // Named, so that an operator's `pg_stat_activity` tells them apart.
-                        conn.execute("SET synchronous_commit = off; SET application_name = 'herald leases'").await?;
-                    }
-                    if used_for != PoolUse::Tool {
+                    if answers_calls {
                         super::backend_priority::prompt_turns(conn).await;
                     }
                     Ok(())
                 })
-            });
-        let pool = match used_for {
-            PoolUse::Leases => options.connect_lazy(url)?,
-            _ => options.connect(url).await?,
-        };
+            })
+            .connect(url)
+            .await?;
         let conns = Conns::Own { read: pool.clone(), background_read: pool.clone(), write: pool };
         Ok(Db { group: GroupCommit::start(conns.clone(), Dialect::Postgres), conns, dialect: Dialect::Postgres, file: None })
     }

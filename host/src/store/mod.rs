@@ -23,7 +23,7 @@ pub mod warm_connections;
 
 use std::path::{Path, PathBuf};
 
-use db::{Db, PoolUse};
+use db::Db;
 use node_pool::PoolSettings;
 
 pub use control::ControlDb;
@@ -121,20 +121,7 @@ impl Backend {
         match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&data_dir.join("control.db")).await,
             Backend::Postgres { url, pool } => {
-                Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout, PoolUse::Control).await
-            }
-        }
-    }
-
-    /// The leases of calls in flight (PostgreSQL): a pool of their own that connects when a
-    /// server first admits a call (`db::PoolUse::Leases`); none on SQLite, or where the setting
-    /// leaves them no connection (they use the control plane's pool then).
-    async fn open_leases(&self) -> Result<Option<Db>, sqlx::Error> {
-        match self {
-            Backend::Sqlite { .. } => Ok(None),
-            Backend::Postgres { pool, .. } if pool.lease_connections() == 0 => Ok(None),
-            Backend::Postgres { url, pool } => {
-                Ok(Some(Db::open_postgres(url, "herald", pool.lease_connections(), pool.acquire_timeout, PoolUse::Leases).await?))
+                Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout, true).await
             }
         }
     }
@@ -149,9 +136,7 @@ impl Backend {
     pub async fn open_tenant(&self, customer_id: &str) -> Result<TenantDb, sqlx::Error> {
         let db = match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&Self::tenant_file(data_dir, customer_id)).await?,
-            Backend::Postgres { url, pool } => {
-                Db::open_postgres(url, &tenant_schema(customer_id), 2, pool.acquire_timeout, PoolUse::Tool).await?
-            }
+            Backend::Postgres { url, pool } => Db::open_postgres(url, &tenant_schema(customer_id), 2, pool.acquire_timeout, false).await?,
         };
         Ok(TenantDb::new(db))
     }

@@ -60,28 +60,15 @@ impl Default for PoolSettings {
 }
 
 impl PoolSettings {
-    /// The control plane's part of the node's connections: a quarter, at least 2, shared between
-    /// its own pool and the leases of calls in flight.
-    fn control_part(&self) -> u32 {
-        (self.max_connections / 4).max(2)
-    }
-
-    /// The control plane's pool (the queue, credentials, schedules): its part but the leases'.
+    /// The control plane's part of the node's connections (the queue, credentials, schedules):
+    /// a quarter, at least 2.
     pub fn control_connections(&self) -> u32 {
-        self.control_part() - self.lease_connections()
-    }
-
-    /// The connections of the leases of calls in flight (`store::calls_in_flight`), whose
-    /// commits do not wait for the log's flush: a third of the control plane's part. Below 12
-    /// connections in all that is none, and the leases share the control plane's pool (its
-    /// commits wait for the flush): its 2 connections are the fewest it works with.
-    pub fn lease_connections(&self) -> u32 {
-        self.control_part() / 3
+        (self.max_connections / 4).max(2)
     }
 
     /// The instances' part: the rest, at least 1.
     pub fn instance_connections(&self) -> u32 {
-        self.max_connections.saturating_sub(self.control_part()).max(1)
+        self.max_connections.saturating_sub(self.control_connections()).max(1)
     }
 }
 
@@ -395,16 +382,12 @@ mod tests {
 
     #[test]
     fn the_control_plane_and_the_instances_split_the_setting() {
-        let parts = |s: &PoolSettings| (s.control_connections(), s.lease_connections(), s.instance_connections());
         let ten = PoolSettings { max_connections: 10, ..Default::default() };
-        assert_eq!(parts(&ten), (2, 0, 8), "below 12, the leases on the control plane's pool");
-        let twelve = PoolSettings { max_connections: 12, ..Default::default() };
-        assert_eq!(parts(&twelve), (2, 1, 9));
+        assert_eq!((ten.control_connections(), ten.instance_connections()), (2, 8));
         let default = PoolSettings::default();
-        assert_eq!(parts(&default), (4, 2, 18));
-        assert_eq!(default.control_connections() + default.lease_connections() + default.instance_connections(), DEFAULT_MAX_CONNECTIONS);
+        assert_eq!(default.control_connections() + default.instance_connections(), DEFAULT_MAX_CONNECTIONS);
         let tiny = PoolSettings { max_connections: 1, ..Default::default() };
-        assert_eq!(parts(&tiny), (2, 0, 1), "the floor of each part");
+        assert_eq!((tiny.control_connections(), tiny.instance_connections()), (2, 1), "the floor of each part");
         assert_eq!(share(8), 6);
         assert_eq!(share(1), 1);
     }

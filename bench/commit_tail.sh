@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # What a commit waits for on this machine's PostgreSQL, idle and during bulk writes: three
 # clients at a steady 50 transactions a second each (pgbench -R 50), one updating a row with
-# synchronous commits (PostgreSQL's default, which Herald's leases of calls in flight used until
-# 2026-12-02), one updating another row with `synchronous_commit = off` (the leases' connections
-# now), and one `SELECT 1` (a round trip that writes nothing); first for IDLE_S seconds alone, then
+# synchronous commits (PostgreSQL's default, which Herald's leases of calls in flight use), one
+# updating another row with `synchronous_commit = off` (tried for the leases on 2026-12-02, and
+# backed out), and one `SELECT 1` (a round trip that writes nothing); first for IDLE_S seconds alone, then
 # for BULK_S seconds while another connection writes a million-row table in transactions of
 # 100,000 rows (the shape of an import's log, without Herald). Prints a Markdown table of each
 # client's p50, p90, p99 and largest latency.

@@ -3,10 +3,10 @@
 # clients at a steady 50 transactions a second each (pgbench -R 50), one updating a row with
 # synchronous commits (PostgreSQL's default, which Herald's leases of calls in flight use), one
 # updating another row with `synchronous_commit = off` (tried for the leases on 2026-12-02, and
-# backed out), and one `SELECT 1` (a round trip that writes nothing); first for IDLE_S seconds alone, then
-# for BULK_S seconds while another connection writes a million-row table in transactions of
-# 100,000 rows (the shape of an import's log, without Herald). Prints a Markdown table of each
-# client's p50, p90, p99 and largest latency.
+# backed out), and one `SELECT 1` (a round trip that writes nothing); first for IDLE_S seconds
+# alone, then for BULK_S seconds while another connection writes a million-row table in
+# transactions of 100,000 rows (the shape of an import's log, without Herald). Prints a Markdown
+# table of each client's p50, p90, p99 and largest latency.
 #
 #   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bench/commit_tail.sh
 set -euo pipefail
@@ -38,12 +38,14 @@ probe() {
   local seconds=$1 phase=$2
   local clients=()
   (cd "$WORK" && rm -f sync.[0-9]* async.[0-9]* select.[0-9]*)
-  (cd "$WORK" && pgbench -n -R 50 -T "$seconds" -f sync.sql -l --log-prefix=sync "$URL" >/dev/null 2>&1) &
-  clients+=($!)
-  (cd "$WORK" && PGOPTIONS='-c synchronous_commit=off' pgbench -n -R 50 -T "$seconds" -f async.sql -l --log-prefix=async "$URL" >/dev/null 2>&1) &
-  clients+=($!)
-  (cd "$WORK" && pgbench -n -R 50 -T "$seconds" -f select.sql -l --log-prefix=select "$URL" >/dev/null 2>&1) &
-  clients+=($!)
+  for client in sync async select; do
+    local options=
+    [ "$client" = async ] && options='-c synchronous_commit=off'
+    # Each client's script is $client.sql; its log files are $client.<pid>.
+    (cd "$WORK" && PGOPTIONS="$options" pgbench -n -R 50 -T "$seconds" -f "$client.sql" -l --log-prefix="$client" "$URL" \
+      >/dev/null 2>&1) &
+    clients+=($!)
+  done
   wait "${clients[@]}"
   for client in sync async select; do
     # pgbench's log: client, transaction, latency in microseconds, ...

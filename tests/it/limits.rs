@@ -9,9 +9,11 @@ use std::time::Duration;
 use herald_host::auth::secret;
 use herald_host::limits::RateSettings;
 use herald_host::model::DefinitionFile;
+use herald_host::store::node_pool::PoolSettings;
 use herald_host::store::ControlDb;
 use herald_tests::reqwest::Method;
-use herald_tests::{reqwest, Api, Settings, TestServer};
+use herald_tests::{eventually, reqwest, Api, Settings, TestServer};
+use sqlx::Connection;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn header(a: &reqwest::Response, name: &str) -> Option<String> {
@@ -55,19 +57,46 @@ struct TwoNodes {
     _servers: (TestServer, TestServer, tempfile::TempDir),
     on_first: Api,
     on_second: Api,
+    url: String,
 }
 
 async fn two_nodes() -> Option<TwoNodes> {
-    let first = TestServer::start().await;
+    two_nodes_with(Settings::default()).await
+}
+
+async fn two_nodes_with(settings: Settings) -> Option<TwoNodes> {
+    let first = TestServer::start_with(settings.clone()).await;
     let Some(database) = first.database() else {
         eprintln!("one node on SQLite: the limit across nodes is tested in the PostgreSQL pass");
         return None;
     };
+    let url = database.url.clone();
     let second_dir = tempfile::tempdir().unwrap();
-    let second = TestServer::start_in(second_dir.path().to_path_buf(), Some(database), Settings::default()).await;
+    let second = TestServer::start_in(second_dir.path().to_path_buf(), Some(database), settings).await;
     let on_first = first.demo().await;
     let on_second = Api { base: second.base.clone(), ..on_first.clone() };
-    Some(TwoNodes { _servers: (first, second, second_dir), on_first, on_second })
+    Some(TwoNodes { _servers: (first, second, second_dir), on_first, on_second, url })
+}
+
+/// Waits until `count` connections listen for asks for calls' slots (`store::calls_in_flight`)
+/// on the database at `url`.
+async fn listening(url: &str, count: i64) {
+    eventually(Duration::from_secs(10), "the nodes listening for asks", || async {
+        let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %herald_call_slots%'",
+        )
+        .fetch_one(&mut db)
+        .await
+        .unwrap();
+        db.close().await.ok();
+        if n == count {
+            Ok(())
+        } else {
+            Err(format!("{n} listening"))
+        }
+    })
+    .await;
 }
 
 /// With several nodes over PostgreSQL the 20 are the instance's across the nodes (the spec's
@@ -75,7 +104,7 @@ async fn two_nodes() -> Option<TwoNodes> {
 /// refused; once they end, the 20 are free again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_calls_in_flight_across_two_nodes() {
-    let Some(TwoNodes { _servers, on_first, on_second }) = two_nodes().await else { return };
+    let Some(TwoNodes { _servers, on_first, on_second, .. }) = two_nodes().await else { return };
     let burst = |count: usize, ms: u64| {
         let calls: Vec<_> = (0..count)
             .map(|i| {
@@ -104,10 +133,26 @@ async fn twenty_calls_in_flight_across_two_nodes() {
 
 /// A slot a call gave back lingers on its node for that node's next call (no statement a call
 /// under a steady load), but never turns away a call on another node: with 19 slow calls on the
-/// second node and one short call ended on the first, a 20th call on the second is served.
+/// second node and one short call ended on the first, a 20th call on the second is served. The
+/// nodes hear each other's asks, so the first node's slot would otherwise linger for a second:
+/// the second node's ask brings it back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slot_lingering_on_one_node_does_not_refuse_a_call_on_another() {
-    let Some(TwoNodes { _servers, on_first, on_second }) = two_nodes().await else { return };
+    let Some(nodes) = two_nodes().await else { return };
+    listening(&nodes.url, 2).await;
+    the_twentieth_call_takes_the_lingering_slot(nodes).await;
+}
+
+/// The same where the nodes have too few connections to hear asks (12 or more give one to it):
+/// a slot lingers 10 ms only, and the refused node's next looks find it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_lingering_on_a_node_that_hears_no_asks_does_not_refuse_a_call_on_another() {
+    let few = Settings { pool: PoolSettings { max_connections: 10, ..Default::default() }, ..Settings::default() };
+    let Some(nodes) = two_nodes_with(few).await else { return };
+    the_twentieth_call_takes_the_lingering_slot(nodes).await;
+}
+
+async fn the_twentieth_call_takes_the_lingering_slot(TwoNodes { _servers, on_first, on_second, .. }: TwoNodes) {
     let slow: Vec<_> = (0..19)
         .map(|_| {
             let api = on_second.clone();
@@ -122,6 +167,31 @@ async fn a_slot_lingering_on_one_node_does_not_refuse_a_call_on_another() {
     for call in slow {
         assert_eq!(call.await.unwrap(), 200);
     }
+}
+
+/// Calls at a low steady rate (one every 30 ms, longer than a slot lingers on a node that hears
+/// no asks) take no statement of the control plane once the node hears asks: the slot each call
+/// gives back is the next one's, and the instance's count in the database is not written again
+/// (its row's version, `xmin`, stays the same).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_at_a_low_rate_write_nothing_to_the_control_plane() {
+    let s = TestServer::start().await;
+    let Some(url) = s.database_url().map(str::to_string) else {
+        eprintln!("one node on SQLite: its count of calls in flight is in memory only");
+        return;
+    };
+    listening(&url, 1).await;
+    let api = s.demo().await;
+    api.get("/testing/sleep?ms=0").await.expect(200);
+    let mut db = sqlx::PgConnection::connect(&url).await.unwrap();
+    let version = "SELECT xmin::text FROM herald.calls_in_flight_total WHERE customer_id = 'demo'";
+    let before: String = sqlx::query_scalar(version).fetch_one(&mut db).await.unwrap();
+    for _ in 0..20 {
+        api.get("/testing/sleep?ms=0").await.expect(200);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let after: String = sqlx::query_scalar(version).fetch_one(&mut db).await.unwrap();
+    assert_eq!(before, after, "the instance's count of calls in flight was written during 20 calls at a low rate");
 }
 
 async fn capped_instance(s: &TestServer, cap: u64) -> Api {

@@ -5,21 +5,31 @@
 //! PostgreSQL ([`ConcurrencyLimiter::across_nodes`]) the limit is the instance's across all of
 //! them: a call that passes its node's count also needs a slot of the control plane
 //! (`store::calls_in_flight`, one statement). A slot a call gives back stays on its node, where
-//! the node's next calls of the instance take it without a statement; every [`LINGER`] the node
-//! gives back (one statement, off every caller's path) the slots that no call needed for the
-//! whole period: under a steady load the slots stay where the calls are and cost nothing a call.
+//! the node's next calls of the instance take it without a statement, until no call of the node
+//! needed it for a whole period: [`LONG_LINGER`] while the node hears the others' asks, else
+//! [`LINGER`]. The sweep that gives slots back runs off every caller's path. So under a steady
+//! load, and at a low rate too (a call every 20 ms, say), the slots stay where the calls are and
+//! a call costs no statement: what a write a call cost the database shows in the tail of the
+//! API's reads during an import (issue 38, BENCHMARKS.md).
+//!
 //! So that a slot lingering on one node does not turn away a call on another, a node refused by
-//! the control plane asks again after the longest a slot can linger (22 ms), up to four times
-//! (the other node's sweep can be late on a loaded machine), before it answers 429. A node that dies holding
-//! slots has them given back by the others once it has been silent for `--node-timeout`.
+//! the control plane asks the others for their unused slots of the instance (a notification, see
+//! `store::calls_in_flight`); a node hearing it gives them back at once, and for [`WANTED_FOR`]
+//! gives back each slot of the instance as soon as its call ends. The refused node asks the
+//! control plane again a few times within about 100 ms (a node not hearing asks gives its slots
+//! back after 22 ms at most; a loaded machine's sweep can be late) before it answers 429. A node
+//! that dies holding slots has them given back by the others once it has been silent for
+//! `--node-timeout`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
-use crate::store::{ControlDb, StoreResult};
+use crate::store::calls_in_flight::{Heard, SlotAsks};
+use crate::store::{Backend, ControlDb, StoreResult};
 
 pub struct ConcurrencyLimiter {
     per_instance: usize,
@@ -27,16 +37,35 @@ pub struct ConcurrencyLimiter {
     cluster: Option<Arc<Cluster>>,
 }
 
-/// How often a node gives back the control-plane slots that no call of this node needed for a
-/// whole period (a slot a call gave back is kept for the node's next calls until then).
+/// How often a node looks for control-plane slots to give back, and the period a slot may stay
+/// unused on a node that does not hear the others' asks.
 pub const LINGER: Duration = Duration::from_millis(10);
 
-/// The longest a slot stays on a node unused: it must stay idle for a whole period of [`LINGER`].
-const LONGEST_LINGER: Duration = Duration::from_millis(2 * 10 + 2);
+/// The period a slot may stay unused on a node that hears the others' asks: one who needs it
+/// asks, so it may stay long enough for calls a second apart to reuse it.
+pub const LONG_LINGER: Duration = Duration::from_secs(1);
 
-/// How many times a node refused by the control plane asks again, [`LONGEST_LINGER`] apart,
-/// before it answers 429: about 90 ms, paid only by a call over the limit.
-const LINGER_ASKS: u32 = 4;
+/// How long after an ask a node gives back each slot of the instance as its call ends.
+pub const WANTED_FOR: Duration = Duration::from_secs(1);
+
+/// When a node refused by the control plane asks it again, each after the one before: about
+/// 100 ms in all, paid only by a call over the limit. A node hearing the ask gives its unused
+/// slots back within a statement; one that does not, within 22 ms (two periods of [`LINGER`]).
+const ASK_AGAIN_AFTER: [Duration; 6] = [
+    Duration::from_millis(5),
+    Duration::from_millis(10),
+    Duration::from_millis(20),
+    Duration::from_millis(22),
+    Duration::from_millis(22),
+    Duration::from_millis(22),
+];
+
+/// A node asks the others for an instance's slots at most this often (a flood over the limit
+/// would otherwise send a notification a refused call).
+const ASK_EVERY: Duration = Duration::from_millis(10);
+
+/// How long a node waits before listening again when its connection for asks failed.
+const LISTEN_AGAIN_AFTER: Duration = Duration::from_secs(1);
 
 /// The control plane's count, shared by the nodes.
 struct Cluster {
@@ -44,14 +73,30 @@ struct Cluster {
     node: Arc<str>,
     /// Per instance, the slots this node holds in the control plane that no call uses now.
     lingering: Mutex<HashMap<String, Idle>>,
+    /// Whether this node hears the others' asks now (its slots may linger for [`LONG_LINGER`]).
+    hearing: AtomicBool,
+    /// Wakes the sweep when another node asked.
+    asked: Notify,
+    /// When this node last asked the others, per instance (see [`ASK_EVERY`]).
+    last_asked: Mutex<HashMap<String, Instant>>,
+    /// The task hearing asks, stopped with the limiter.
+    listener: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
-/// A node's unused slots of one instance: how many now, and the fewest since the last sweep
-/// (those were not needed for a whole period: they go back).
+/// A node's unused slots of one instance: how many now, the fewest since the sweep's period
+/// began (those were not needed for a whole period: they go back), and until when another node
+/// wants them.
 #[derive(Default)]
 struct Idle {
     now: u32,
     fewest: u32,
+    wanted_until: Option<Instant>,
+}
+
+impl Idle {
+    fn wanted(&self, now: Instant) -> bool {
+        self.wanted_until.is_some_and(|until| until > now)
+    }
 }
 
 impl Cluster {
@@ -68,35 +113,93 @@ impl Cluster {
         }
     }
 
-    /// A slot no call uses now: it stays for this node's next calls.
+    /// A slot no call uses now: it stays for this node's next calls (unless another node wants
+    /// it: the sweep is woken to give it back).
     fn release(&self, customer_id: String) {
-        self.lingering.lock().expect("lingering lock").entry(customer_id).or_default().now += 1;
+        let wanted = {
+            let mut lingering = self.lingering.lock().expect("lingering lock");
+            let idle = lingering.entry(customer_id).or_default();
+            idle.now += 1;
+            idle.wanted(Instant::now())
+        };
+        if wanted {
+            self.asked.notify_one();
+        }
     }
 
-    /// Every [`LINGER`], gives back the slots no call needed for the whole period (off every
-    /// caller's path), until the limiter is gone.
-    fn sweep_every_period(cluster: std::sync::Weak<Cluster>) {
+    /// Another node was refused a slot of `customer_id` (`None`: of any instance, when asks may
+    /// have been missed): this node's unused ones go back at once, and the next ones as they come.
+    fn heard(&self, customer_id: Option<&str>) {
+        let until = Some(Instant::now() + WANTED_FOR);
+        {
+            let mut lingering = self.lingering.lock().expect("lingering lock");
+            match customer_id {
+                Some(id) => lingering.entry(id.to_string()).or_default().wanted_until = until,
+                None => lingering.values_mut().for_each(|idle| idle.wanted_until = until),
+            }
+        }
+        self.asked.notify_one();
+    }
+
+    /// Asks the other nodes for their unused slots of `customer_id`, unless this node just did.
+    async fn ask_others(&self, customer_id: &str) -> StoreResult<()> {
+        {
+            let mut last = self.last_asked.lock().expect("asks lock");
+            let now = Instant::now();
+            if last.get(customer_id).is_some_and(|at| now.duration_since(*at) < ASK_EVERY) {
+                return Ok(());
+            }
+            last.insert(customer_id.to_string(), now);
+            last.retain(|_, at| now.duration_since(*at) < ASK_EVERY);
+        }
+        self.control.ask_for_call_slots(customer_id).await
+    }
+
+    /// The slots to give back now, taken off the lingering counts: every unused slot another
+    /// node wants, and, when the period is over, those no call needed for the whole of it.
+    fn unneeded(&self, period_over: bool) -> Vec<(String, u32)> {
+        let now = Instant::now();
+        let mut lingering = self.lingering.lock().expect("lingering lock");
+        let out = lingering
+            .iter_mut()
+            .filter_map(|(id, idle)| {
+                let give = if idle.wanted(now) {
+                    idle.now
+                } else if period_over {
+                    idle.fewest
+                } else {
+                    0
+                };
+                idle.now -= give;
+                idle.fewest = if period_over { idle.now } else { idle.fewest.min(idle.now) };
+                (give > 0).then(|| (id.clone(), give))
+            })
+            .collect();
+        lingering.retain(|_, idle| idle.now > 0 || idle.wanted(now));
+        out
+    }
+
+    /// Every [`LINGER`], or at once when asked, gives back the slots [`Cluster::unneeded`] finds
+    /// (off every caller's path), until the limiter is gone.
+    fn sweep_every_period(cluster: Weak<Cluster>) {
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(LINGER);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut period_ends = Instant::now();
             loop {
-                ticks.tick().await;
+                let Some(asked) = cluster.upgrade() else { return };
+                let asked = async move { asked.asked.notified().await };
+                tokio::select! {
+                    _ = ticks.tick() => {}
+                    _ = asked => {}
+                }
                 let Some(cluster) = cluster.upgrade() else { return };
-                let unneeded: Vec<(String, u32)> = {
-                    let mut lingering = cluster.lingering.lock().expect("lingering lock");
-                    let out = lingering
-                        .iter_mut()
-                        .filter_map(|(id, idle)| {
-                            let give = idle.fewest;
-                            idle.now -= give;
-                            idle.fewest = idle.now;
-                            (give > 0).then(|| (id.clone(), give))
-                        })
-                        .collect();
-                    lingering.retain(|_, idle| idle.now > 0);
-                    out
-                };
-                for (customer_id, count) in unneeded {
+                let now = Instant::now();
+                let period_over = !cluster.hearing.load(Ordering::Relaxed) || now >= period_ends;
+                if period_over {
+                    period_ends = now + LONG_LINGER;
+                }
+                for (customer_id, count) in cluster.unneeded(period_over) {
                     if let Err(e) = cluster.control.give_back_call_slots(&customer_id, &cluster.node, count).await {
                         // They stay taken until this node is seen silent or leaves.
                         tracing::warn!(instance = %customer_id, error = %e, "calls' slots could not be given back");
@@ -104,6 +207,49 @@ impl Cluster {
                 }
             }
         });
+    }
+
+    /// Hears the other nodes' asks on a connection of its own to `url`, listening again when it
+    /// is lost, until the limiter is gone.
+    fn hear_asks(cluster: &Arc<Cluster>, url: String) {
+        let weak = Arc::downgrade(cluster);
+        let task = tokio::spawn(async move {
+            loop {
+                match SlotAsks::listen(&url).await {
+                    Ok(mut asks) => {
+                        let Some(cluster) = weak.upgrade() else { return };
+                        cluster.hearing.store(true, Ordering::Relaxed);
+                        drop(cluster);
+                        loop {
+                            let heard = asks.next().await;
+                            let Some(cluster) = weak.upgrade() else { return };
+                            match heard {
+                                Ok(Heard::Asked(customer_id)) => cluster.heard(Some(&customer_id)),
+                                Ok(Heard::MayHaveMissed) => cluster.heard(None),
+                                Err(e) => {
+                                    // Not hearing, this node's slots go back after 10 ms again.
+                                    cluster.hearing.store(false, Ordering::Relaxed);
+                                    cluster.heard(None);
+                                    tracing::warn!(error = %e, "the connection hearing asks for calls' slots was lost");
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "could not listen for asks for calls' slots"),
+                }
+                tokio::time::sleep(LISTEN_AGAIN_AFTER).await;
+            }
+        });
+        *cluster.listener.lock().expect("listener lock") = Some(task.abort_handle());
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(task) = self.listener.lock().expect("listener lock").take() {
+            task.abort();
+        }
     }
 }
 
@@ -134,10 +280,25 @@ impl ConcurrencyLimiter {
     }
 
     /// The same limit across every node of the control plane, this one being `node`.
-    /// Needs a Tokio runtime (the sweep of unused slots runs on it).
+    /// Needs a Tokio runtime (the sweep of unused slots, and the task hearing asks, run on it).
     pub fn across_nodes(self, control: ControlDb, node: Arc<str>) -> ConcurrencyLimiter {
-        let cluster = Arc::new(Cluster { control, node, lingering: Mutex::new(HashMap::new()) });
+        let listen_on = match control.backend() {
+            Backend::Postgres { url, pool } if pool.slot_ask_connections() > 0 => Some(url.clone()),
+            _ => None,
+        };
+        let cluster = Arc::new(Cluster {
+            control,
+            node,
+            lingering: Mutex::new(HashMap::new()),
+            hearing: AtomicBool::new(false),
+            asked: Notify::new(),
+            last_asked: Mutex::new(HashMap::new()),
+            listener: Mutex::new(None),
+        });
         Cluster::sweep_every_period(Arc::downgrade(&cluster));
+        if let Some(url) = listen_on {
+            Cluster::hear_asks(&cluster, url);
+        }
         ConcurrencyLimiter { cluster: Some(cluster), ..self }
     }
 
@@ -166,12 +327,13 @@ impl ConcurrencyLimiter {
         if cluster.control.take_call_slot(customer_id, &cluster.node, limit).await? {
             return Ok(slot());
         }
-        // A slot may be lingering on another node: it is back in the control plane, or taken by
-        // a call there, once the lingering time is over (or here, if this node's call ended).
-        // That node's sweep runs off every caller's path and can be late on a loaded machine (a
-        // 429 to a client within the limit once came of it in CI), so the node asks a few times.
-        for _ in 0..LINGER_ASKS {
-            tokio::time::sleep(LONGEST_LINGER).await;
+        // A slot may be lingering on another node: asked, it gives it back (or its call there
+        // takes it; or this node's own call ends). That node's sweep runs off every caller's path
+        // and can be late on a loaded machine (a 429 to a client within the limit once came of
+        // it in CI), so this node asks the control plane a few times.
+        for wait in ASK_AGAIN_AFTER {
+            cluster.ask_others(customer_id).await?;
+            tokio::time::sleep(wait).await;
             if cluster.reuse(customer_id) || cluster.control.take_call_slot(customer_id, &cluster.node, limit).await? {
                 return Ok(slot());
             }

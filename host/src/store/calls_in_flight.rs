@@ -7,8 +7,12 @@
 //! counts of a node that stopped beating are given back by the others (`release_silent_nodes`),
 //! and a node leaving gives back its own.
 //!
+//! A node refused a slot asks the others for the ones they hold unused, with a notification on
+//! [`SLOT_ASKS`]; each node hears them on a connection of its own ([`SlotAsks`]).
+//!
 //! On SQLite there is one node, and the limit stays in memory (`limits::concurrency`).
 
+use sqlx::postgres::PgListener;
 use sqlx::Row;
 
 use super::{ControlDb, StoreResult};
@@ -41,6 +45,17 @@ impl ControlDb {
                 .await?;
         }
         Ok(false)
+    }
+
+    /// Asks the other nodes for their unused slots of instance `customer_id` (a call of it was
+    /// refused here): every node hearing it gives them back.
+    pub async fn ask_for_call_slots(&self, customer_id: &str) -> StoreResult<()> {
+        sqlx::query(&self.db.sql("SELECT pg_notify(?, ?)"))
+            .bind(SLOT_ASKS)
+            .bind(customer_id)
+            .execute(&mut *self.db.writer().await?)
+            .await?;
+        Ok(())
     }
 
     /// Gives back `count` slots `node` took for instance `customer_id`.
@@ -90,5 +105,36 @@ impl ControlDb {
         );
         let row = sqlx::query(&sql).bind(leaving.unwrap_or("")).bind(silent_before).fetch_one(&mut *self.db.writer().await?).await?;
         Ok(row.get(0))
+    }
+}
+
+/// The channel of the nodes' asks for unused slots; a notification's payload is the instance.
+pub const SLOT_ASKS: &str = "herald_call_slots";
+
+/// Where a node hears the others ask for slots: one connection, listening on [`SLOT_ASKS`].
+pub struct SlotAsks(PgListener);
+
+/// What [`SlotAsks::next`] heard.
+pub enum Heard {
+    /// A node was refused a slot of this instance.
+    Asked(String),
+    /// The connection was lost and made again: asks sent meanwhile were not heard.
+    MayHaveMissed,
+}
+
+impl SlotAsks {
+    /// Listens on the PostgreSQL database at `url`.
+    pub async fn listen(url: &str) -> StoreResult<SlotAsks> {
+        let mut listener = PgListener::connect(url).await?;
+        listener.listen(SLOT_ASKS).await?;
+        Ok(SlotAsks(listener))
+    }
+
+    /// The next ask; an error when the connection is lost and cannot be made again.
+    pub async fn next(&mut self) -> StoreResult<Heard> {
+        Ok(match self.0.try_recv().await? {
+            Some(notification) => Heard::Asked(notification.payload().to_string()),
+            None => Heard::MayHaveMissed,
+        })
     }
 }

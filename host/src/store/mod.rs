@@ -121,7 +121,7 @@ impl Backend {
         match self {
             Backend::Sqlite { data_dir } => Db::open_sqlite(&data_dir.join("control.db")).await,
             Backend::Postgres { url, pool } => {
-                Db::open_postgres(url, "herald", pool.control_connections(), pool.acquire_timeout, true).await
+                Db::open_postgres(url, "herald", pool.control_pool_connections(), pool.acquire_timeout, true).await
             }
         }
     }

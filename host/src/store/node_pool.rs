@@ -66,6 +66,19 @@ impl PoolSettings {
         (self.max_connections / 4).max(2)
     }
 
+    /// The connection on which this node hears other nodes ask for calls' slots
+    /// (`limits::concurrency`): one of the control plane's part when that part is above its floor
+    /// of 2 (12 connections or more), else none, and a node's unused slots then linger for 10 ms
+    /// only, as no node can ask it for them.
+    pub fn slot_ask_connections(&self) -> u32 {
+        u32::from(self.control_connections() > 2)
+    }
+
+    /// The control plane's pool: its part less the connection that hears asks for slots.
+    pub fn control_pool_connections(&self) -> u32 {
+        self.control_connections() - self.slot_ask_connections()
+    }
+
     /// The instances' part: the rest, at least 1.
     pub fn instance_connections(&self) -> u32 {
         self.max_connections.saturating_sub(self.control_connections()).max(1)
@@ -388,6 +401,12 @@ mod tests {
         assert_eq!(default.control_connections() + default.instance_connections(), DEFAULT_MAX_CONNECTIONS);
         let tiny = PoolSettings { max_connections: 1, ..Default::default() };
         assert_eq!((tiny.control_connections(), tiny.instance_connections()), (2, 1), "the floor of each part");
+        // The connection hearing asks for slots comes out of the control plane's part, never
+        // below its floor of 2.
+        assert_eq!((ten.slot_ask_connections(), ten.control_pool_connections()), (0, 2));
+        let twelve = PoolSettings { max_connections: 12, ..Default::default() };
+        assert_eq!((twelve.slot_ask_connections(), twelve.control_pool_connections(), twelve.instance_connections()), (1, 2, 9));
+        assert_eq!((default.slot_ask_connections(), default.control_pool_connections()), (1, 5));
         assert_eq!(share(8), 6);
         assert_eq!(share(1), 1);
     }

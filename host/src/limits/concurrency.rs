@@ -75,8 +75,9 @@ struct Cluster {
     lingering: Mutex<HashMap<String, Idle>>,
     /// Whether this node hears the others' asks now (its slots may linger for [`LONG_LINGER`]).
     hearing: AtomicBool,
-    /// Wakes the sweep when another node asked.
-    asked: Notify,
+    /// Wakes the sweep when another node asked (shared with the sweep, which waits on it without
+    /// holding the limiter).
+    asked: Arc<Notify>,
     /// When this node last asked the others, per instance (see [`ASK_EVERY`]).
     last_asked: Mutex<HashMap<String, Instant>>,
     /// The task hearing asks, stopped with the limiter.
@@ -120,7 +121,8 @@ impl Cluster {
             let mut lingering = self.lingering.lock().expect("lingering lock");
             let idle = lingering.entry(customer_id).or_default();
             idle.now += 1;
-            idle.wanted(Instant::now())
+            // The clock is read only while another node wants this instance's slots.
+            idle.wanted_until.is_some() && idle.wanted(Instant::now())
         };
         if wanted {
             self.asked.notify_one();
@@ -181,17 +183,15 @@ impl Cluster {
 
     /// Every [`LINGER`], or at once when asked, gives back the slots [`Cluster::unneeded`] finds
     /// (off every caller's path), until the limiter is gone.
-    fn sweep_every_period(cluster: Weak<Cluster>) {
+    fn sweep_every_period(cluster: Weak<Cluster>, asked: Arc<Notify>) {
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(LINGER);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut period_ends = Instant::now();
             loop {
-                let Some(asked) = cluster.upgrade() else { return };
-                let asked = async move { asked.asked.notified().await };
                 tokio::select! {
                     _ = ticks.tick() => {}
-                    _ = asked => {}
+                    _ = asked.notified() => {}
                 }
                 let Some(cluster) = cluster.upgrade() else { return };
                 let now = Instant::now();
@@ -291,11 +291,11 @@ impl ConcurrencyLimiter {
             node,
             lingering: Mutex::new(HashMap::new()),
             hearing: AtomicBool::new(false),
-            asked: Notify::new(),
+            asked: Arc::new(Notify::new()),
             last_asked: Mutex::new(HashMap::new()),
             listener: Mutex::new(None),
         });
-        Cluster::sweep_every_period(Arc::downgrade(&cluster));
+        Cluster::sweep_every_period(Arc::downgrade(&cluster), Arc::clone(&cluster.asked));
         if let Some(url) = listen_on {
             Cluster::hear_asks(&cluster, url);
         }

@@ -182,10 +182,13 @@ async fn a_killed_server_loses_no_accepted_execution() {
     let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
     api.upload_http_extension("job.wasm", env!("GUEST_ASYNC_OPEN")).await;
     let client = reqwest::Client::new();
-    // One running when the process dies, more still queued behind the 16 workers' worth.
+    // One running when the process dies, more still queued behind the 16 workers' worth. The
+    // first runs long enough that it is still running however slowly the machine accepts the
+    // other 19 (2 s was not always enough).
     let mut ids = Vec::new();
     for i in 0..20 {
-        ids.push(accept_open(&client, &server.base, &format!("job/n{i}?ms=2000"), &format!("body {i}")).await);
+        let ms = if i == 0 { 8000 } else { 2000 };
+        ids.push(accept_open(&client, &server.base, &format!("job/n{i}?ms={ms}"), &format!("body {i}")).await);
     }
     assert_eq!(open_status(&client, &server.base, "demo", &ids[0]).await.status(), 202);
     server.kill();

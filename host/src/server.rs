@@ -181,9 +181,9 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     Ok(RunningServer { addr, extensions_addr, ops_addr, demo, shutdown, servers, background, daily, runtime, queue })
 }
 
-fn serve(
+fn serve<S: connections::App>(
     listener: TcpListener,
-    app: axum::Router,
+    app: S,
     settings: ConnectionSettings,
     in_flight: Option<Arc<InFlight>>,
     signal: watch::Receiver<bool>,

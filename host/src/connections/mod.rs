@@ -29,7 +29,6 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderValue, Request, Response, Version};
-use axum::Router;
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
@@ -60,9 +59,9 @@ impl Default for ConnectionSettings {
 
 /// Serves `app` on `listener` until `stop` turns true, then waits for the connections' requests
 /// under way. Each request is counted in `in_flight`, when given, until its answer's head is ready.
-pub async fn serve(
+pub async fn serve<S: App>(
     listener: TcpListener,
-    app: Router,
+    app: S,
     settings: ConnectionSettings,
     in_flight: Option<Arc<InFlight>>,
     mut stop: watch::Receiver<bool>,
@@ -113,6 +112,18 @@ pub async fn serve(
     Ok(())
 }
 
+/// What a listener serves: a router, or a public listener's router inside `http::front` (a
+/// service of any type, so that what wraps every call wraps it once rather than every route).
+pub trait App:
+    tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + Sync + 'static
+{
+}
+
+impl<S> App for S where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + Sync + 'static
+{
+}
+
 /// Resolves once `stop` is true (or its sender is gone).
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     while !*stop.borrow_and_update() {
@@ -126,14 +137,14 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 /// per-address limits), the body's inactivity deadline, the count of calls in flight, and the
 /// `Connection: close` of an answer given before its body was read.
 #[derive(Clone)]
-struct PerRequest {
-    app: Router,
+struct PerRequest<S> {
+    app: S,
     addr: SocketAddr,
     body_timeout: Duration,
     in_flight: Option<Arc<InFlight>>,
 }
 
-impl tower::Service<Request<Incoming>> for PerRequest {
+impl<S: App> tower::Service<Request<Incoming>> for PerRequest<S> {
     type Response = Response<Body>;
     type Error = Infallible;
     type Future = Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
@@ -200,6 +211,8 @@ impl<B: HttpBody> HttpBody for ReadToEnd<B> {
 #[cfg(test)]
 mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use axum::Router;
 
     use super::*;
 

@@ -25,7 +25,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::Request;
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use tracing::instrument::Instrumented;
 use tracing::Instrument;
@@ -33,7 +33,8 @@ use tracing::Instrument;
 use super::error::ApiError;
 use super::{browser_policy, negotiate};
 
-const REQUEST_ID: &str = "x-request-id";
+/// A name made at compile time: a `&str` name is parsed and checked at every use.
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The log target of the per-call lines.
 const REQUESTS: &str = "herald::requests";
 /// The longest `X-Request-Id` a client may choose.
@@ -70,7 +71,7 @@ where
 
     fn call(&mut self, mut request: Request) -> Self::Future {
         let id = request_id(&request);
-        request.headers_mut().insert(REQUEST_ID, id.clone());
+        request.headers_mut().insert(&REQUEST_ID, id.clone());
         // Text fields, not `Display` ones: the log format writes a `&str` as it is, where a
         // `Display` value is first formatted into a buffer (at every call, for the span's fields).
         let span = tracing::info_span!(
@@ -135,7 +136,7 @@ impl<F: Future<Output = Result<Response, Infallible>>> Future for Answer<F> {
 
 /// The caller's request id when it is safe to keep, or a new one.
 fn request_id(request: &Request) -> HeaderValue {
-    let mut ids = request.headers().get_all(REQUEST_ID).iter();
+    let mut ids = request.headers().get_all(&REQUEST_ID).iter();
     match (ids.next(), ids.next()) {
         (Some(id), None) if safe(id.as_bytes()) => id.clone(),
         _ => new_request_id(),
@@ -174,7 +175,7 @@ fn finish(response: &mut Response, id: HeaderValue) {
     negotiate::label_json(response);
     browser_policy::apply(response);
     // An extension's own request id in its answer stays.
-    response.headers_mut().entry(REQUEST_ID).or_insert(id);
+    response.headers_mut().entry(&REQUEST_ID).or_insert(id);
 }
 
 #[cfg(test)]

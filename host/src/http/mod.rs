@@ -126,7 +126,7 @@ fn described() -> Vec<utoipa::openapi::OpenApi> {
 ///
 /// Layers run from the last added inward: content negotiation, authentication, rate smoothing per
 /// credential (when the operator turned it on), the instance's limits (concurrency, daily cap), then the handler.
-pub fn api_router(ctx: ApiContext) -> Router {
+pub fn api_router(ctx: ApiContext) -> PublicApp {
     let rate = ctx.limits.rate;
     let json_api = Router::new()
         .merge(recipients::router())
@@ -167,22 +167,26 @@ pub fn api_router(ctx: ApiContext) -> Router {
     let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
     let app =
         Router::new().merge(guarded).merge(token).merge(open).merge(webapps::router()).merge(openapi::router()).merge(console::router());
-    public(app).with_state(ctx)
+    public(app, ctx)
 }
+
+/// A public listener's service: its router inside one payload limit and `front.rs`.
+pub type PublicApp = front::Front<<DefaultBodyLimit as tower::Layer<Router>>::Service>;
 
 /// What every public listener does around its routes: one payload limit, and `front.rs` (the
 /// request id and the call's span, a declared length over the limit refused before anything is
 /// read, JSON answers labelled, the browser policy); and, where an operator listener shows the
 /// figures, each call's count and duration (by route template, never the raw path).
-fn public(router: Router<ApiContext>) -> Router<ApiContext> {
-    let router = router.layer(DefaultBodyLimit::max(MAX_PAYLOAD_BYTES)).layer(front::FrontLayer);
+///
+/// The limit and `front.rs` wrap the router, not each route: `Router::layer` wraps every route
+/// in a boxed service of its own, cloned and called at every call (issue 41: a tenth of an
+/// extension call's instructions went to the router's boxes, `bench/instructions.sh`).
+fn public(router: Router<ApiContext>, ctx: ApiContext) -> PublicApp {
     // Only where shown: the middleware costs a few percent of the fastest calls (a cloned route
-    // and two boxed futures per call).
-    if crate::ops::metrics::recording() {
-        router.layer(middleware::from_fn(crate::ops::metrics::track))
-    } else {
-        router
-    }
+    // and two boxed futures per call). Per route, since it labels a call by its route template.
+    let router = if crate::ops::metrics::recording() { router.layer(middleware::from_fn(crate::ops::metrics::track)) } else { router };
+    let router = tower::Layer::layer(&DefaultBodyLimit::max(MAX_PAYLOAD_BYTES), router.with_state(ctx));
+    tower::Layer::layer(&front::FrontLayer, router)
 }
 
 /// The open extensions endpoint, smoothed per client address (no credentials to key on): the
@@ -200,9 +204,9 @@ fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
 }
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.
-pub fn extensions_router(ctx: ApiContext) -> Router {
+pub fn extensions_router(ctx: ApiContext) -> PublicApp {
     let app = open_extensions(&ctx).fallback(|| async { ApiError::NotFound });
-    public(app).with_state(ctx)
+    public(app, ctx)
 }
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.

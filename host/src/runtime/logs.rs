@@ -32,9 +32,10 @@ impl LogWriter {
         tokio::spawn(async move {
             let mut batch = Vec::new();
             while receiver.recv_many(&mut batch, PENDING).await > 0 {
-                let mut by_instance: HashMap<String, (Arc<Tenant>, Vec<ExecutionLog>)> = HashMap::new();
+                // Grouped by the tenant's identity (its `Arc`), not a copy of its name per entry.
+                let mut by_instance: HashMap<usize, (Arc<Tenant>, Vec<ExecutionLog>), foldhash::fast::RandomState> = HashMap::default();
                 for (tenant, entry) in batch.drain(..) {
-                    by_instance.entry(tenant.customer_id().to_string()).or_insert_with(|| (tenant, Vec::new())).1.push(entry);
+                    by_instance.entry(Arc::as_ptr(&tenant) as usize).or_insert_with(|| (tenant, Vec::new())).1.push(entry);
                 }
                 for (tenant, entries) in by_instance.into_values() {
                     if let Err(e) = tenant.db.insert_execution_logs(&entries).await {

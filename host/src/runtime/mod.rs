@@ -118,7 +118,9 @@ impl Default for RuntimeSettings {
 /// http extension the wasi:http proxy's exports looked up once too (the hot path).
 #[derive(Clone)]
 pub struct Prepared {
-    pub config: ExtensionConfig,
+    /// Shared: a `Prepared` is cloned out of the cache at every call, and the configuration's
+    /// lists of hosts were copied with it.
+    pub config: Arc<ExtensionConfig>,
     pub(crate) instance: InstancePre<CallState>,
     pub(crate) http: Option<ProxyPre<CallState>>,
     /// The content hash of this version: reused instances (`warm.rs`) serve one version only.
@@ -350,7 +352,7 @@ impl Runtime {
         let config = config::read(wasm).map_err(anyhow::Error::msg)?;
         let instance = self.linker.instantiate_pre(&component)?;
         let http = ProxyPre::new(instance.clone()).ok();
-        Ok(Prepared { config, instance, http, version: Arc::from(sha256), typed: Arc::default() })
+        Ok(Prepared { config: Arc::new(config), instance, http, version: Arc::from(sha256), typed: Arc::default() })
     }
 
     /// A component given as a file (not an instance's upload), checked as an upload of its type

@@ -55,9 +55,11 @@ impl Warm {
     }
 }
 
+/// Keyed with foldhash (seeded per process) rather than SipHash: hashing the key's three strings
+/// at every take and give was a thousand instructions of a reused call (`bench/instructions.sh`).
 #[derive(Default)]
 pub struct WarmPool {
-    idle: Mutex<HashMap<WarmKey, Vec<Warm>>>,
+    idle: Mutex<HashMap<WarmKey, Vec<Warm>, foldhash::fast::RandomState>>,
 }
 
 impl WarmPool {

@@ -11,8 +11,10 @@ use std::collections::HashMap;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
+/// Hashed with foldhash (seeded per process), not SipHash: two of these are read at every
+/// extension call.
 pub struct ReadCache<V> {
-    entries: RwLock<HashMap<String, (Instant, V)>>,
+    entries: RwLock<HashMap<String, (Instant, V), foldhash::fast::RandomState>>,
     ttl: Duration,
     max: usize,
 }

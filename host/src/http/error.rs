@@ -158,7 +158,7 @@ impl From<PathRejection> for ApiError {
         use axum::extract::path::ErrorKind;
         let message = match &r {
             PathRejection::FailedToDeserializePathParams(e) => match e.kind() {
-                ErrorKind::InvalidUtf8InPathParam { .. } => "a path segment is not valid UTF-8 once percent-decoded",
+                ErrorKind::InvalidUtf8InPathParam { .. } => super::extract::SEGMENT_NOT_UTF8,
                 _ => "a path segment does not fit this resource",
             },
             _ => "the path does not fit this resource",

@@ -40,12 +40,6 @@ pub(super) fn logs_router() -> Router<ApiContext> {
     Router::new().route("/extensions/logs/{extension_id}", get(logs))
 }
 
-fn split(params: Vec<String>) -> (String, String) {
-    let mut it = params.into_iter();
-    let id = it.next().unwrap_or_default();
-    (id, it.next().unwrap_or_default())
-}
-
 #[utoipa::path(method(get, put, post, delete), path = "/extensions/secure/{extensionId}", tag = "Extensions",
     summary = "Call an http extension (not open) with the instance's credential",
     request_body(content = Vec<u8>, content_type = "*/*", description = "Passed on to the extension with the query and headers (not the credential)."),
@@ -57,18 +51,17 @@ fn split(params: Vec<String>) -> (String, String) {
 #[allow(dead_code)]
 fn secure() {}
 
-/// A call on the secure endpoint (`extension_calls.rs` admitted it): the route's parameters are
-/// the extension's id and the rest of the path.
-pub(super) async fn call_secure(ctx: &ApiContext, tenant: &Arc<Tenant>, params: Vec<String>, request: Request) -> Response {
-    let (id, path) = split(params);
-    let (id, extension) = match load(ctx, tenant, &id).await {
+/// A call on the secure endpoint (`extension_calls.rs` admitted it): `id` and `path` are the
+/// route's extension id and the rest of the path, each decoded once.
+pub(super) async fn call_secure(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, path: &str, request: Request) -> Response {
+    let (id, extension) = match load(ctx, tenant, id).await {
         Ok(e) => e,
         Err(refusal) => return refusal.into_response(),
     };
     if extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(ctx, tenant, &id, extension, Door::Secure, &path, request).await
+    call(ctx, tenant, &id, extension, Door::Secure, path, request).await
 }
 
 #[utoipa::path(method(get, put, post, delete), path = "/extensions/open/{customerId}/{extensionId}", tag = "Extensions",
@@ -82,18 +75,17 @@ pub(super) async fn call_secure(ctx: &ApiContext, tenant: &Arc<Tenant>, params: 
 #[allow(dead_code)]
 fn open() {}
 
-/// A call on the open endpoint (`extension_calls.rs` admitted it): the route's parameters are
-/// the instance, the extension's id and the rest of the path.
-pub(super) async fn call_open(ctx: &ApiContext, tenant: &Arc<Tenant>, params: Vec<String>, request: Request) -> Response {
-    let (id, path) = split(params.into_iter().skip(1).collect());
-    let (id, extension) = match load(ctx, tenant, &id).await {
+/// A call on the open endpoint (`extension_calls.rs` admitted it, its instance the route's):
+/// `id` and `path` as for `call_secure`.
+pub(super) async fn call_open(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, path: &str, request: Request) -> Response {
+    let (id, extension) = match load(ctx, tenant, id).await {
         Ok(e) => e,
         Err(refusal) => return refusal.into_response(),
     };
     if !extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(ctx, tenant, &id, extension, Door::Open, &path, request).await
+    call(ctx, tenant, &id, extension, Door::Open, path, request).await
 }
 
 /// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.

@@ -40,9 +40,7 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for AppPath
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<AppPath<T>, ApiError> {
         // The router decoded the path once: a NUL in a segment was `%00` in it.
-        if has_encoded_nul(parts.uri.path()) {
-            return Err(nul_in("a path segment"));
-        }
+        refuse_encoded_nul(parts.uri.path())?;
         let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state).await?;
         Ok(AppPath(value))
     }
@@ -61,6 +59,24 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for AppQuery<T> {
         }
         serde_terms::query(query).map(AppQuery).map_err(|m| ApiError::bad(format!("invalid query string: {m}")))
     }
+}
+
+/// A path segment decoded once, as the router decodes a route's parameters: 400 when the
+/// result is not UTF-8. For the paths split by hand (`extension_calls.rs`); the router's own
+/// parameters get the same refusal (`error.rs`).
+pub fn decode_once(segment: &str) -> Result<std::borrow::Cow<'_, str>, ApiError> {
+    percent_decode_str(segment).decode_utf8().map_err(|_| ApiError::bad(format!("invalid path: {SEGMENT_NOT_UTF8}")))
+}
+
+/// What is wrong with a path segment that is not UTF-8 once decoded.
+pub const SEGMENT_NOT_UTF8: &str = "a path segment is not valid UTF-8 once percent-decoded";
+
+/// `AppPath`'s first check, for the paths split by hand: no `%00` anywhere in `path`.
+pub fn refuse_encoded_nul(path: &str) -> Result<(), ApiError> {
+    if has_encoded_nul(path) {
+        return Err(nul_in("a path segment"));
+    }
+    Ok(())
 }
 
 /// Whether percent-encoded `text` holds `%00`.

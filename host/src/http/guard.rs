@@ -75,11 +75,16 @@ pub(super) async fn route_instance(
     let params = match params {
         Ok(params) => params,
         // The only rejection in a route's layer: a segment that is not UTF-8 once decoded.
-        Err(_) => return Err(ApiError::bad("invalid path: a path segment is not valid UTF-8 once percent-decoded").into_response()),
+        Err(_) => return Err(ApiError::bad(format!("invalid path: {}", super::extract::SEGMENT_NOT_UTF8)).into_response()),
     };
     let Some((_, customer_id)) = params.iter().find(|(name, _)| *name == "customer_id") else {
         return Err(ApiError::NotFound.into_response());
     };
+    instance_named(ctx, customer_id).await
+}
+
+/// The instance `customer_id` (decoded) names, opened if it sleeps; 404 for no such instance.
+pub(super) async fn instance_named(ctx: &ApiContext, customer_id: &str) -> Result<Arc<Tenant>, Response> {
     ctx.tenants.activate(customer_id).await.map_err(|e| ApiError::inactive(e, ApiError::NotFound).into_response())
 }
 

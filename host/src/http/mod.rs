@@ -161,17 +161,24 @@ pub fn api_router(ctx: ApiContext) -> PublicApp {
         None => guarded,
     };
     let guarded = guarded.layer(middleware::from_fn_with_state(ctx.clone(), guard::authenticate));
-    // Extension calls take the same steps in a service of their own (`extension_calls.rs`).
-    let guarded = guarded.merge(extension_calls::secure_routes(&ctx, credentials));
     let token = oauth::router().layer(guard::rate::layer(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst));
-    let open = if ctx.open_on_api { open_extensions(&ctx) } else { Router::new() };
+    let (open, open_calls) = match ctx.open_on_api {
+        true => {
+            let (router, smoothing) = open_extensions(&ctx);
+            (router, Some(smoothing))
+        }
+        false => (Router::new(), None),
+    };
     let app =
         Router::new().merge(guarded).merge(token).merge(open).merge(webapps::router()).merge(openapi::router()).merge(console::router());
-    public(app, ctx)
+    // Extension calls take the same steps in a service of their own, matched before the router
+    // (`extension_calls.rs`).
+    public(app, ctx, Some(credentials), open_calls)
 }
 
-/// A public listener's service: its router inside one payload limit and `front.rs`.
-pub type PublicApp = front::Front<<DefaultBodyLimit as tower::Layer<Router>>::Service>;
+/// A public listener's service: its router and extension calls inside one payload limit and
+/// `front.rs`.
+pub type PublicApp = front::Front<<DefaultBodyLimit as tower::Layer<extension_calls::Dispatch>>::Service>;
 
 /// What every public listener does around its routes: one payload limit, and `front.rs` (the
 /// request id and the call's span, a declared length over the limit refused before anything is
@@ -181,32 +188,41 @@ pub type PublicApp = front::Front<<DefaultBodyLimit as tower::Layer<Router>>::Se
 /// The limit and `front.rs` wrap the router, not each route: `Router::layer` wraps every route
 /// in a boxed service of its own, cloned and called at every call (issue 41: a tenth of an
 /// extension call's instructions went to the router's boxes, `bench/instructions.sh`).
-fn public(router: Router<ApiContext>, ctx: ApiContext) -> PublicApp {
+///
+/// `secure` and `open` are the extension calls' doors this listener has (with the smoothing of
+/// their callers, shared with the router's routes), matched before the router.
+fn public(
+    router: Router<ApiContext>,
+    ctx: ApiContext,
+    secure: Option<Option<guard::rate::Smoothing<guard::rate::CredentialKey>>>,
+    open: Option<guard::rate::Smoothing<guard::rate::AddressKey>>,
+) -> PublicApp {
     // Only where shown: the middleware costs a few percent of the fastest calls (a cloned route
     // and two boxed futures per call). Per route, since it labels a call by its route template.
     let router = if crate::ops::metrics::recording() { router.layer(middleware::from_fn(crate::ops::metrics::track)) } else { router };
-    let router = tower::Layer::layer(&DefaultBodyLimit::max(MAX_PAYLOAD_BYTES), router.with_state(ctx));
-    tower::Layer::layer(&front::FrontLayer, router)
+    let dispatch = extension_calls::Dispatch::new(&ctx, router.with_state(ctx.clone()), secure, open);
+    let limited = tower::Layer::layer(&DefaultBodyLimit::max(MAX_PAYLOAD_BYTES), dispatch);
+    tower::Layer::layer(&front::FrontLayer, limited)
 }
 
-/// The open extensions endpoint, smoothed per client address (no credentials to key on): the
-/// calls in a service of their own (`extension_calls.rs`), the other open routes behind the
-/// same steps as layers, one allowance for both.
-fn open_extensions(ctx: &ApiContext) -> Router<ApiContext> {
+/// The open routes other than extension calls (an asynchronous call's status, the testing
+/// hello), smoothed per client address (no credentials to key on), and that smoothing, which
+/// the open extension calls (`extension_calls.rs`) share: one allowance for both.
+fn open_extensions(ctx: &ApiContext) -> (Router<ApiContext>, guard::rate::Smoothing<guard::rate::AddressKey>) {
     let rate = ctx.limits.rate;
     let smoothing = guard::rate::Smoothing::new(guard::rate::AddressKey, rate.per_address_per_second, rate.per_address_burst);
     let open = extension_status::open_router();
     #[cfg(feature = "testing")]
     let open = open.merge(testing::open_router());
-    open.route_layer(middleware::from_fn_with_state(ctx.clone(), guard::open_instance_limits))
-        .layer(smoothing.layer())
-        .merge(extension_calls::open_routes(ctx, smoothing))
+    let router = open.route_layer(middleware::from_fn_with_state(ctx.clone(), guard::open_instance_limits)).layer(smoothing.layer());
+    (router, smoothing)
 }
 
 /// The second listener (`{extensions_base_url}`), when configured: the open endpoint only.
 pub fn extensions_router(ctx: ApiContext) -> PublicApp {
-    let app = open_extensions(&ctx).fallback(|| async { ApiError::NotFound });
-    public(app, ctx)
+    let (open, smoothing) = open_extensions(&ctx);
+    let app = open.fallback(|| async { ApiError::NotFound });
+    public(app, ctx, None, Some(smoothing))
 }
 
 /// Parses and compiles an optional `filter` query parameter against `selectors`.

@@ -59,8 +59,14 @@ pub async fn track(request: Request, next: Next) -> Response {
         return next.run(request).await;
     }
     let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_string();
+    timed(route, next.run(request)).await
+}
+
+/// `track` for a call matched outside the router (`http::extension_calls`), by its route
+/// template; the caller checks `recording()` first.
+pub async fn timed(route: String, answer: impl std::future::Future<Output = Response>) -> Response {
     let started = Instant::now();
-    let response = next.run(request).await;
+    let response = answer.await;
     let instance = response.extensions().get::<InstanceLabel>().map_or_else(|| "-".to_string(), |l| l.0.clone());
     let status = format!("{}xx", response.status().as_u16() / 100);
     counter!("herald_http_requests_total", "route" => route.clone(), "status" => status, "instance" => instance).increment(1);

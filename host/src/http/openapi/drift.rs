@@ -1,8 +1,9 @@
 //! The document against the routers: every route of `http/` (read from the source, as
-//! `layering.rs` reads imports) is described, method by method, and every described operation
-//! has a route. A router's `{method}` segment serves the described custom methods
-//! (`:achieveEvent`); `{*rest}` is the described `{path}`; a trailing `/` is an alias; a route
-//! for any method is described with the methods that mean something on it.
+//! `layering.rs` reads imports, and the extension calls' templates) is described, method by
+//! method, and every described operation has a route. A router's `{method}` segment serves the
+//! described custom methods (`:achieveEvent`); `{*rest}` is the described `{path}`; a trailing
+//! `/` is an alias; a route for any method is described with the methods that mean something on
+//! it.
 
 use std::path::Path;
 
@@ -98,6 +99,9 @@ fn every_route_is_described_and_every_description_has_a_route() {
     let mut found = Vec::new();
     routes(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/http"), &mut found);
     assert!(found.len() > 40, "the routes were read from the source: {}", found.len());
+    // Extension calls are matched before the router, by these templates; any method.
+    let calls = crate::http::extension_calls::SECURE_ROUTES.iter().chain(crate::http::extension_calls::OPEN_ROUTES.iter());
+    found.extend(calls.map(|route| (vec!["ANY".to_string()], route.to_string())));
     let described = operations(document());
     let mut problems = Vec::new();
     for (methods, route) in &found {

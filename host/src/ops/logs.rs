@@ -12,20 +12,54 @@
 use std::fmt;
 
 use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
+use tracing::Subscriber;
 use tracing_subscriber::field::RecordFields;
 use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::FormatFields;
+use tracing_subscriber::fmt::{FormatFields, FormattedFields, MakeWriter};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the process's log subscriber on standard error.
 pub fn init(json: bool, ansi: bool) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     if json {
         // The span of a call (its request id, method and path) goes on each of its lines.
+        let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
         logs.json().with_current_span(true).with_span_list(false).init();
     } else {
-        logs.fmt_fields(QuotedFields).with_ansi(ansi).init();
+        text(filter, ansi, std::io::stderr).init();
+    }
+}
+
+/// The text format's subscriber: `filter`, then each span's fields formatted at once
+/// (`SpanFieldsAtOnce`), then the lines, written to `writer`.
+fn text<W>(filter: EnvFilter, ansi: bool, writer: W) -> impl Subscriber + Send + Sync
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let lines = tracing_subscriber::fmt::layer().fmt_fields(QuotedFields).with_ansi(ansi).with_writer(writer);
+    tracing_subscriber::registry().with(filter).with(SpanFieldsAtOnce).with(lines)
+}
+
+/// Room for a request span's fields (its method, path and request id) in one allocation.
+const SPAN_FIELDS_CAPACITY: usize = 160;
+
+/// Formats a new span's fields for the text format into a buffer that holds a request span's at
+/// once. The lines' layer would format them into an empty `String` grown as they are written:
+/// four or five reallocations at every call for the request span (issue 41,
+/// `bench/instructions.sh`); it leaves a span's fields alone when it finds them formatted.
+struct SpanFieldsAtOnce;
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanFieldsAtOnce {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut fields = FormattedFields::<QuotedFields>::new(String::with_capacity(SPAN_FIELDS_CAPACITY));
+        if QuotedFields.format_fields(fields.as_writer(), attrs).is_ok() {
+            span.extensions_mut().insert(fields);
+        }
     }
 }
 
@@ -88,8 +122,26 @@ impl Visit for Quoting<'_> {
 }
 
 fn is_plain(value: &str) -> bool {
-    !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:/@+,[]()".contains(&b))
+    !value.is_empty() && value.bytes().all(|b| PLAIN[usize::from(b)])
 }
+
+/// The bytes a plain value is made of (letters, digits and `-_.:/@+,[]()`), one look-up a byte:
+/// every call's path and request id pass here.
+static PLAIN: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        plain[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    let others = b"-_.:/@+,[]()";
+    let mut i = 0;
+    while i < others.len() {
+        plain[others[i] as usize] = true;
+        i += 1;
+    }
+    plain
+};
 
 /// `value`, quoted or not, with quotes (when quoted), backslashes and control characters escaped.
 fn write_escaped(out: &mut impl fmt::Write, value: &str, quoted: bool) -> fmt::Result {
@@ -137,8 +189,6 @@ mod tests {
         assert_eq!(out, "plain\\ttab \"kept\"");
     }
 
-    use tracing_subscriber::fmt::MakeWriter;
-
     use super::*;
 
     #[derive(Clone, Default)]
@@ -163,7 +213,7 @@ mod tests {
 
     fn logged(f: impl FnOnce()) -> String {
         let buffer = Buffer::default();
-        let subscriber = tracing_subscriber::fmt().fmt_fields(QuotedFields).with_ansi(false).with_writer(buffer.clone()).finish();
+        let subscriber = text(EnvFilter::new("info"), false, buffer.clone());
         tracing::subscriber::with_default(subscriber, f);
         let bytes = buffer.0.lock().unwrap().clone();
         String::from_utf8(bytes).unwrap()
@@ -181,6 +231,26 @@ mod tests {
         assert!(text.contains(r#"request_id="q\" level=ERROR fake=\"1""#), "{text}");
         assert!(text.contains(r#"reason="line one\nfake line""#), "{text}");
         assert!(text.contains("plain=demo") && text.contains("path=/recipients/1") && text.contains("extension failed"), "{text}");
+    }
+
+    #[test]
+    fn span_fields_long_or_recorded_later_are_on_the_line() {
+        let long = format!("/extensions/open/demo/hello/{}", "p".repeat(2 * SPAN_FIELDS_CAPACITY));
+        let text = logged(|| {
+            let span = tracing::info_span!("request", path = long.as_str(), status = tracing::field::Empty);
+            span.record("status", 200);
+            let _in = span.enter();
+            tracing::info!("done");
+        });
+        assert!(text.contains(&format!("path={long}")) && text.contains("status=200") && text.contains("done"), "{text}");
+    }
+
+    #[test]
+    fn plain_values_are_letters_digits_and_a_few_marks() {
+        assert!(is_plain("a-b_c.d:e/f@g+h,[i](j)0"));
+        for quoted in ["", "a b", "é", "a=b", "a\"b", "x\u{7f}"] {
+            assert!(!is_plain(quoted), "{quoted}");
+        }
     }
 
     #[test]

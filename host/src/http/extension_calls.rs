@@ -190,7 +190,7 @@ async fn secure(ctx: &ApiContext, smoothing: Option<&Smoothing<CredentialKey>>, 
         }
         // The path is the request's, which the call takes: read from a copy (a shared buffer).
         let uri = request.uri().clone();
-        match segments(&uri, split_secure) {
+        match secure_segments(&uri) {
             Ok((id, path)) => extensions::call_secure(ctx, tenant, &id, &path, request).await,
             Err(refused) => refused.into_response(),
         }
@@ -234,12 +234,13 @@ async fn open(ctx: &ApiContext, smoothing: &Smoothing<AddressKey>, request: Requ
     within_limits(ctx, tenant, answer).await
 }
 
-/// The extension's id and the rest of the path, each decoded once, as `AppPath` reads a route's
-/// parameters: 400 for a `%00` anywhere in the path, then for a segment not UTF-8 once decoded.
-fn segments<'a>(uri: &'a axum::http::Uri, split: fn(&str) -> Option<CallPath<'_>>) -> Result<(Cow<'a, str>, Cow<'a, str>), ApiError> {
+/// A secure call's extension id and the rest of its path, each decoded once, as `AppPath` reads a
+/// route's parameters: 400 for a `%00` anywhere in the path, then for a segment not UTF-8 once
+/// decoded.
+fn secure_segments(uri: &axum::http::Uri) -> Result<(Cow<'_, str>, Cow<'_, str>), ApiError> {
     refuse_encoded_nul(uri.path())?;
     // Dispatch matched this path before it came here.
-    let split = split(uri.path()).ok_or(ApiError::NotFound)?;
+    let split = split_secure(uri.path()).ok_or(ApiError::NotFound)?;
     Ok((decode_once(split.extension)?, decode_once(split.rest)?))
 }
 

@@ -61,7 +61,7 @@ pub(super) async fn call_secure(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str
     if extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(ctx, tenant, &id, extension, Door::Secure, path, request).await
+    call(ctx, tenant, id, extension, Door::Secure, path, request).await
 }
 
 #[utoipa::path(method(get, put, post, delete), path = "/extensions/open/{customerId}/{extensionId}", tag = "Extensions",
@@ -85,7 +85,7 @@ pub(super) async fn call_open(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, 
     if !extension.config.open {
         return ApiError::Forbidden.into_response();
     }
-    call(ctx, tenant, &id, extension, Door::Open, path, request).await
+    call(ctx, tenant, id, extension, Door::Open, path, request).await
 }
 
 /// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.
@@ -120,7 +120,15 @@ pub(super) fn id_in_url(id: &str) -> String {
     id.replace('/', "%252F")
 }
 
-async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepared, door: Door, path: &str, request: Request) -> Response {
+async fn call(
+    ctx: &ApiContext,
+    tenant: &Arc<Tenant>,
+    id: String,
+    extension: Prepared,
+    door: Door,
+    path: &str,
+    request: Request,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     // One payload limit on every listener. A declared length over it was refused before the call
     // (`front.rs`), and hyper holds a body to the length it declares, so such a
@@ -135,27 +143,28 @@ async fn call(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, extension: Prepa
             Err(_) => return ApiError::bad("the request body could not be read to its end").into_response(),
         }
     };
-    let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost").to_string();
-    let query = parts.uri.query().map(|q| format!("?{q}")).unwrap_or_default();
-    parts.uri = match format!("http://{host}/{path}{query}").parse::<Uri>() {
+    let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+    let query = parts.uri.query();
+    // `http://{host}/{path}?{query}`, written into one buffer of its size.
+    let mut uri = String::with_capacity("http:///?".len() + host.len() + path.len() + query.map_or(0, str::len));
+    for part in ["http://", host, "/", path] {
+        uri.push_str(part);
+    }
+    if let Some(query) = query {
+        uri.push('?');
+        uri.push_str(query);
+    }
+    parts.uri = match Uri::try_from(uri) {
         Ok(uri) => uri,
         Err(_) => return ApiError::bad("the path cannot be passed to the extension").into_response(),
     };
     parts.headers.remove(header::AUTHORIZATION);
     if extension.config.asynchronous {
-        return crate::cold::boxed(enqueue(ctx, tenant, id, door, parts, body)).await;
+        return crate::cold::boxed(enqueue(ctx, tenant, &id, door, parts, body)).await;
     }
     let request = hyper::Request::from_parts(parts, body);
     let deadline = ctx.runtime.deadline(&extension.config);
-    let call = Call {
-        extension,
-        id: id.to_string(),
-        tenant: Arc::clone(tenant),
-        deadline,
-        context: None,
-        lineage: Default::default(),
-        journal: None,
-    };
+    let call = Call { extension, id, tenant: Arc::clone(tenant), deadline, context: None, lineage: Default::default(), journal: None };
     match ctx.runtime.call_http(call, request).await {
         Ok(response) => {
             let (parts, body) = response.into_parts();

@@ -430,8 +430,9 @@ impl Runtime {
     /// The prepared extension `id` (its decoded path under the extensions area, without `.wasm`)
     /// of the instance, if it exists and is of `kind`.
     pub async fn extension(self: &Arc<Self>, tenant: &Tenant, id: &str, kind: ExtensionKind) -> anyhow::Result<Option<Prepared>> {
-        let Ok(rel) = RelPath::parse("extension", &format!("{id}.wasm")) else { return Ok(None) };
-        let Some(record) = tenant.db.extension(&rel.as_text()).await? else { return Ok(None) };
+        let file = format!("{id}.wasm");
+        let Ok(path) = RelPath::normalized("extension", &file) else { return Ok(None) };
+        let Some(record) = tenant.db.extension(&path).await? else { return Ok(None) };
         if record.kind() != Some(kind) {
             return Ok(None);
         }

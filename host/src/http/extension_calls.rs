@@ -160,17 +160,24 @@ struct ExtensionCalls {
 }
 
 impl ExtensionCalls {
+    /// The call's answer, boxed: the box is made by moving the whole future into it, so the
+    /// future made here holds the answer's once (one built and then awaited, or handed to
+    /// `timed`, was held three times: 65,904 bytes copied at every call where 21,848 are the
+    /// answer's, measured with `size_of_val`).
     fn answer(&self, route: &'static str, request: Request) -> BoxedAnswer {
         let this = self.clone();
-        Box::pin(async move {
-            let answer = async {
-                match &this.door {
-                    Door::Secure(smoothing) => secure(&this.ctx, smoothing.as_ref(), request).await,
-                    Door::Open(smoothing) => open(&this.ctx, smoothing, request).await,
-                }
-            };
-            Ok(if crate::ops::metrics::recording() { crate::ops::metrics::timed(route.to_string(), answer).await } else { answer.await })
-        })
+        if crate::ops::metrics::recording() {
+            Box::pin(async move { Ok(crate::ops::metrics::timed(route.to_string(), this.respond(request)).await) })
+        } else {
+            Box::pin(async move { Ok(this.respond(request).await) })
+        }
+    }
+
+    async fn respond(&self, request: Request) -> Response {
+        match &self.door {
+            Door::Secure(smoothing) => secure(&self.ctx, smoothing.as_ref(), request).await,
+            Door::Open(smoothing) => open(&self.ctx, smoothing, request).await,
+        }
     }
 }
 

@@ -47,19 +47,102 @@ where
 /// Room for a request span's fields (its method, path and request id) in one allocation.
 const SPAN_FIELDS_CAPACITY: usize = 160;
 
-/// Formats a new span's fields for the text format into a buffer that holds a request span's at
-/// once. The lines' layer would format them into an empty `String` grown as they are written:
-/// four or five reallocations at every call for the request span (issue 41,
-/// `bench/instructions.sh`); it leaves a span's fields alone when it finds them formatted.
+/// The most fields a span's values are kept for until a line needs them; a span with more has
+/// them formatted at once.
+const KEPT_FIELDS: usize = 4;
+
+/// Keeps a new span's field values as given and formats them for the text format only when a
+/// line of the span is written. Every call opens a request span, and most write no line: its
+/// fields formatted at once (quoting and escaping each value) were 3,800 of a reused extension
+/// call's 80,000 instructions (issue 41, `bench/instructions.sh`); copied as they are, they cost
+/// one buffer. The lines' layer formats a span's fields itself unless it finds them formatted,
+/// so this layer, below it, puts an empty `FormattedFields` in their place and fills it before
+/// the lines' layer looks: before a line of the span or of a span inside it (`on_event`), and
+/// before a value recorded later is added to them (`on_record`), so their order stays.
 struct SpanFieldsAtOnce;
 
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanFieldsAtOnce {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
+        // Values are copied (and a `Debug` value formatted) before the span's extensions are
+        // locked: a value whose formatting logs must not find them locked.
+        let mut kept = Unformatted { text: String::with_capacity(SPAN_FIELDS_CAPACITY), fields: [("", 0); KEPT_FIELDS], count: 0 };
+        attrs.record(&mut kept);
+        if kept.count <= KEPT_FIELDS {
+            let mut extensions = span.extensions_mut();
+            extensions.insert(FormattedFields::<QuotedFields>::new(String::new()));
+            extensions.insert(kept);
+            return;
+        }
         let mut fields = FormattedFields::<QuotedFields>::new(String::with_capacity(SPAN_FIELDS_CAPACITY));
         if QuotedFields.format_fields(fields.as_writer(), attrs).is_ok() {
             span.extensions_mut().insert(fields);
         }
+    }
+
+    fn on_record(&self, id: &Id, _: &tracing::span::Record<'_>, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            format_kept(&span);
+        }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        for span in ctx.event_scope(event).into_iter().flatten() {
+            format_kept(&span);
+        }
+    }
+}
+
+/// A span's field values as they were given: each field's name and where its value ends in
+/// `text`, the values one after the other. `count` past `KEPT_FIELDS` says there were more.
+struct Unformatted {
+    text: String,
+    fields: [(&'static str, usize); KEPT_FIELDS],
+    count: usize,
+}
+
+impl Unformatted {
+    fn keep(&mut self, field: &Field, value: impl FnOnce(&mut String)) {
+        if self.count < KEPT_FIELDS {
+            value(&mut self.text);
+            self.fields[self.count] = (field.name(), self.text.len());
+        }
+        self.count += 1;
+    }
+}
+
+impl Visit for Unformatted {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.keep(field, |text| text.push_str(value));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        use std::fmt::Write as _;
+        self.keep(field, |text| {
+            let _ = write!(text, "{value:?}");
+        });
+    }
+}
+
+/// Formats the values `span` kept into its `FormattedFields`, once.
+fn format_kept<S: for<'a> LookupSpan<'a>>(span: &tracing_subscriber::registry::SpanRef<'_, S>) {
+    let mut extensions = span.extensions_mut();
+    let Some(kept) = extensions.remove::<Unformatted>() else { return };
+    let Some(formatted) = extensions.get_mut::<FormattedFields<QuotedFields>>() else { return };
+    let mut fields = FormattedFields::<QuotedFields>::new(String::with_capacity(kept.text.len() + SPAN_FIELDS_CAPACITY / 4));
+    let mut visitor = Quoting { writer: fields.as_writer(), result: Ok(()), first: true };
+    let mut from = 0;
+    for &(name, to) in &kept.fields[..kept.count] {
+        visitor.write(name, &kept.text[from..to]);
+        from = to;
+    }
+    // Values recorded since were added after these (`on_record` came here first).
+    if visitor.result.is_ok() {
+        if !formatted.fields.is_empty() {
+            fields.fields.push(' ');
+            fields.fields.push_str(&formatted.fields);
+        }
+        *formatted = fields;
     }
 }
 
@@ -81,16 +164,16 @@ struct Quoting<'writer> {
 }
 
 impl Quoting<'_> {
-    fn write(&mut self, field: &Field, value: &str) {
+    fn write(&mut self, name: &str, value: &str) {
         if self.result.is_err() {
             return;
         }
         let separator = if self.first { "" } else { " " };
         self.first = false;
-        self.result = if field.name() == "message" {
+        self.result = if name == "message" {
             self.writer.write_str(separator).and_then(|_| write_escaped(&mut self.writer, value, false))
         } else {
-            let name = [separator, field.name(), "="].into_iter().try_for_each(|part| self.writer.write_str(part));
+            let name = [separator, name, "="].into_iter().try_for_each(|part| self.writer.write_str(part));
             // A plain value (most: ids, paths, methods) has nothing to escape.
             name.and_then(|_| if is_plain(value) { self.writer.write_str(value) } else { write_escaped(&mut self.writer, value, true) })
         };
@@ -99,7 +182,7 @@ impl Quoting<'_> {
 
 impl Visit for Quoting<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.write(field, value);
+        self.write(field.name(), value);
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
@@ -113,10 +196,10 @@ impl Visit for Quoting<'_> {
             Ok(mut text) => {
                 text.clear();
                 let _ = write!(text, "{value:?}");
-                self.write(field, &text);
+                self.write(field.name(), &text);
             }
             // A value whose formatting logs (re-entered): a string of its own.
-            Err(_) => self.write(field, &format!("{value:?}")),
+            Err(_) => self.write(field.name(), &format!("{value:?}")),
         });
     }
 }
@@ -243,6 +326,23 @@ mod tests {
             tracing::info!("done");
         });
         assert!(text.contains(&format!("path={long}")) && text.contains("status=200") && text.contains("done"), "{text}");
+    }
+
+    #[test]
+    fn the_fields_of_every_span_around_a_line_are_on_it_however_many() {
+        let text = logged(|| {
+            let outer = tracing::info_span!("request", method = "GET", path = "/a b", request_id = "r1");
+            let _outer = outer.enter();
+            let inner = tracing::info_span!("call", a = 1, b = "two", c = ?Some(3), d = true, e = "five");
+            let _inner = inner.enter();
+            tracing::info!(x = "y", "inside");
+        });
+        assert_eq!(text.lines().count(), 1, "{text}");
+        for part in ["method=GET", r#"path="/a b""#, "request_id=r1", "a=1", "b=two", "c=Some(3)", "d=true", "e=five", "x=y", "inside"] {
+            assert!(text.contains(part), "{part} in {text}");
+        }
+        let (request, call) = (text.find("request_id=r1").unwrap(), text.find("a=1").unwrap());
+        assert!(request < call, "the outer span first: {text}");
     }
 
     #[test]

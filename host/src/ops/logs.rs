@@ -34,14 +34,14 @@ pub fn init(json: bool, ansi: bool) {
     }
 }
 
-/// The text format's subscriber: `filter`, then each span's fields formatted at once
-/// (`SpanFieldsAtOnce`), then the lines, written to `writer`.
+/// The text format's subscriber: `filter`, then each span's fields kept until a line needs them
+/// (`SpanFieldsWhenWritten`), then the lines, written to `writer`.
 fn text<W>(filter: EnvFilter, ansi: bool, writer: W) -> impl Subscriber + Send + Sync
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
     let lines = tracing_subscriber::fmt::layer().fmt_fields(QuotedFields).with_ansi(ansi).with_writer(writer);
-    tracing_subscriber::registry().with(filter).with(SpanFieldsAtOnce).with(lines)
+    tracing_subscriber::registry().with(filter).with(SpanFieldsWhenWritten).with(lines)
 }
 
 /// Room for a request span's fields (its method, path and request id) in one allocation.
@@ -59,9 +59,9 @@ const KEPT_FIELDS: usize = 4;
 /// so this layer, below it, puts an empty `FormattedFields` in their place and fills it before
 /// the lines' layer looks: before a line of the span or of a span inside it (`on_event`), and
 /// before a value recorded later is added to them (`on_record`), so their order stays.
-struct SpanFieldsAtOnce;
+struct SpanFieldsWhenWritten;
 
-impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanFieldsAtOnce {
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanFieldsWhenWritten {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
         // Values are copied (and a `Debug` value formatted) before the span's extensions are

@@ -33,6 +33,9 @@ pub const PROMPT_TURN_NS: u64 = 100_000;
 /// The turn of bulk work: long enough that a thread answering a call is always due before it.
 pub const LONG_TURN_NS: u64 = 20_000_000;
 
+/// Asks for the kernel's own turn (its base slice), as a thread that asked for none has.
+pub const KERNEL_TURN_NS: u64 = 0;
+
 /// Gives the calling thread short turns (for the API runtime's threads: `on_thread_start`).
 pub fn prompt_turns() {
     set_turn(PROMPT_TURN_NS);

@@ -1,13 +1,13 @@
 //! On PostgreSQL, the backends of the node's pool run on short turns, and the backend that
-//! applies an import's batch at queued work's priority (`--background-nice`) on long turns while
-//! it does, and as before afterwards (`store::backend_priority`), but only once each is proven to
+//! applies an import's batch at queued work's priority (`--background-nice`) on the kernel's own
+//! turn while it does, and as before afterwards (`store::backend_priority`), but only once each is proven to
 //! be the process on this machine that holds the server's end of the connection. The suite's PostgreSQL always runs on this machine
 //! (scripts/test.sh); where Herald lacks `CAP_SYS_NICE` nothing may change. On SQLite there is
 //! no backend: these tests have nothing to check.
 
 use std::time::Duration;
 
-use herald_host::scheduling::{turn_of, LONG_TURN_NS, PROMPT_TURN_NS};
+use herald_host::scheduling::{turn_of, PROMPT_TURN_NS};
 use herald_host::store::backend_priority::{self, Lowered};
 use herald_tests::database::TestDatabase;
 use herald_tests::imports::{import_to, over, started, watch};
@@ -45,9 +45,8 @@ async fn a_backend_is_lowered_only_once_proven_and_given_its_priority_back() {
     }
     assert!(lowered.is_some(), "a proven backend is lowered");
     assert_eq!(nice_of(pid), Some((before + 10).min(19)));
-    if turn_before.is_some() {
-        assert_eq!(turn_of(pid), Some(LONG_TURN_NS), "a lowered backend runs on long turns");
-    }
+    // A new connection's backend has the kernel's own turn, which a lowered one keeps.
+    assert_eq!(turn_of(pid), turn_before, "a lowered backend runs on the kernel's own turn");
     drop(lowered);
     assert_eq!(nice_of(pid), Some(before), "given back");
     assert_eq!(turn_of(pid), turn_before, "its turn given back");
@@ -58,7 +57,7 @@ async fn a_backend_is_lowered_only_once_proven_and_given_its_priority_back() {
     if turn_before.is_some() {
         assert_eq!(turn_of(pid), Some(PROMPT_TURN_NS), "a proven backend gets short turns");
         let lowered = Lowered::backend_of(&mut conn, 10).await;
-        assert_eq!(turn_of(pid), Some(LONG_TURN_NS));
+        assert_eq!(turn_of(pid), turn_before, "the kernel's own turn while lowered");
         drop(lowered);
         assert_eq!(turn_of(pid), Some(PROMPT_TURN_NS), "the short turn given back");
     }
@@ -80,10 +79,11 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     let mut watcher = sqlx::PgConnection::connect(&url).await.unwrap();
     let backends = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
     let mut highest_nice = 0;
-    let mut long_turns_seen = false;
+    let mut kernel_turns_seen = false;
     loop {
         let pids: Vec<i32> = sqlx::query_scalar(backends).fetch_all(&mut watcher).await.unwrap();
-        long_turns_seen |= pids.iter().any(|pid| turn_of(*pid) == Some(LONG_TURN_NS));
+        // The batch's backend, lowered, has left the pool's short turn for the kernel's own.
+        kernel_turns_seen |= pids.iter().any(|pid| nice_of(*pid) == Some(10) && turn_of(*pid).is_some_and(|t| t != PROMPT_TURN_NS));
         highest_nice = pids.into_iter().filter_map(nice_of).fold(highest_nice, i32::max);
         let state = api.get(&format!("/imports/{id}")).await.json();
         if over(&state) {
@@ -95,7 +95,7 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     let may = backend_priority::may_renice();
     assert_eq!(highest_nice, if may { 10 } else { 0 }, "the highest nice value seen among the database's backends during the import");
     let turns_told = turn_of(0).is_some();
-    assert_eq!(long_turns_seen, may && turns_told, "a backend seen on long turns during the import");
+    assert_eq!(kernel_turns_seen, may && turns_told, "a lowered backend seen on the kernel's own turn during the import");
     // Once the import is over, every backend is back at its own priority (the API's reads and
     // writes take the same connections).
     let done = watch(&api, &id, Duration::from_secs(10), over).await;
@@ -104,7 +104,6 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     assert!(!pids.is_empty());
     for pid in &pids {
         assert_eq!(nice_of(*pid).unwrap_or(0), 0, "backend {pid} after the import");
-        assert_ne!(turn_of(*pid), Some(LONG_TURN_NS), "backend {pid}'s turn after the import");
     }
     // The node's pool answered the calls on backends with short turns.
     let prompt = pids.iter().filter(|pid| turn_of(**pid) == Some(PROMPT_TURN_NS)).count();

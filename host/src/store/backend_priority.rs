@@ -3,7 +3,13 @@
 //! scheduling (`CAP_SYS_NICE`): short turns for every backend of the node's pool, which answers
 //! the API's calls, and of the control plane's, which admits each of them (its calls in flight);
 //! while an import's batch runs its statements, its backend at the priority of
-//! queued work (`--background-nice`) and on long turns, and back to its own before the commit.
+//! queued work (`--background-nice`) and on the kernel's own turn, and back to its own before the
+//! commit. Not on long turns, as Herald's own bulk threads are: the batch's backend shares a
+//! scheduling group with the API's backends (PostgreSQL's processes), and on long turns a call's
+//! thread that woke on its core waited for the next tick (4 ms here) in most slow calls; on the
+//! kernel's own turn the p99 of a GET during a million-row import was 1.5 to 1.7 times idle in four
+//! runs of four, against 1.3 to 4.3 times (BENCHMARKS.md, "An import's backend on the kernel's
+//! own turn").
 //!
 //! Why: Herald's own threads of queued work already run below the API's priority, and the API's
 //! threads ask for short turns (`scheduling.rs`), but an import's statements and a call's read run
@@ -32,7 +38,7 @@ use std::sync::{Mutex, OnceLock};
 
 use sqlx::{AnyConnection, Row};
 
-use crate::scheduling::{set_turn_of, turn_of, LONG_TURN_NS, PROMPT_TURN_NS};
+use crate::scheduling::{set_turn_of, turn_of, KERNEL_TURN_NS, PROMPT_TURN_NS};
 
 /// Gives the backend behind `conn`, a new connection of a pool that answers calls (the node's,
 /// the control plane's), short turns when it is proven to be a process of this machine and
@@ -47,8 +53,8 @@ pub async fn prompt_turns(conn: &mut AnyConnection) {
     }
 }
 
-/// A backend running at a lower priority on long turns; the old ones are given back when this is
-/// dropped.
+/// A backend running at a lower priority on the kernel's own turn; the old ones are given back when
+/// this is dropped.
 pub struct Lowered {
     pid: i32,
     nice_before: i32,
@@ -57,7 +63,7 @@ pub struct Lowered {
 
 impl Lowered {
     /// Lowers the priority of the PostgreSQL backend behind `conn` by `nice` steps (to at most
-    /// 19), and gives it long turns, for as long as the result lives, when it is proven to be a
+    /// 19), and gives it the kernel's own turn, for as long as the result lives, when it is proven to be a
     /// process of this machine and Herald may; `None` otherwise, or when `nice` is 0.
     pub async fn backend_of(conn: &mut AnyConnection, nice: u8) -> Option<Lowered> {
         if nice == 0 || !may_renice() {
@@ -74,7 +80,7 @@ impl Lowered {
             return None;
         }
         let turn_before = turn_of(pid);
-        if let Err(e) = set_turn_of(pid, LONG_TURN_NS) {
+        if let Err(e) = set_turn_of(pid, KERNEL_TURN_NS) {
             tracing::debug!(error = %e, pid, "the import's backend keeps its turn");
         }
         Some(Lowered { pid, nice_before, turn_before })
@@ -88,7 +94,7 @@ impl Drop for Lowered {
         }
         if let Some(turn) = self.turn_before {
             if let Err(e) = set_turn_of(self.pid, turn) {
-                tracing::warn!(error = %e, pid = self.pid, "a PostgreSQL backend kept the long turn of an import's batch");
+                tracing::warn!(error = %e, pid = self.pid, "a PostgreSQL backend kept the turn of an import's batch");
             }
         }
     }

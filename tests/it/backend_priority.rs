@@ -79,11 +79,13 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     let mut watcher = sqlx::PgConnection::connect(&url).await.unwrap();
     let backends = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
     let mut highest_nice = 0;
-    let mut kernel_turns_seen = false;
+    // The backends seen applying a batch (lowered, off the pool's short turn).
+    let mut lowered_seen = std::collections::HashSet::new();
     loop {
         let pids: Vec<i32> = sqlx::query_scalar(backends).fetch_all(&mut watcher).await.unwrap();
         // The batch's backend, lowered, has left the pool's short turn for the kernel's own.
-        kernel_turns_seen |= pids.iter().any(|pid| nice_of(*pid) == Some(10) && turn_of(*pid).is_some_and(|t| t != PROMPT_TURN_NS));
+        lowered_seen
+            .extend(pids.iter().copied().filter(|pid| nice_of(*pid) == Some(10) && turn_of(*pid).is_some_and(|t| t != PROMPT_TURN_NS)));
         highest_nice = pids.into_iter().filter_map(nice_of).fold(highest_nice, i32::max);
         let state = api.get(&format!("/imports/{id}")).await.json();
         if over(&state) {
@@ -95,7 +97,7 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     let may = backend_priority::may_renice();
     assert_eq!(highest_nice, if may { 10 } else { 0 }, "the highest nice value seen among the database's backends during the import");
     let turns_told = turn_of(0).is_some();
-    assert_eq!(kernel_turns_seen, may && turns_told, "a lowered backend seen on the kernel's own turn during the import");
+    assert_eq!(!lowered_seen.is_empty(), may && turns_told, "a lowered backend seen on the kernel's own turn during the import");
     // Once the import is over, every backend is back at its own priority (the API's reads and
     // writes take the same connections).
     let done = watch(&api, &id, Duration::from_secs(10), over).await;
@@ -104,6 +106,9 @@ async fn an_imports_backend_runs_below_the_api_and_only_while_it_writes() {
     assert!(!pids.is_empty());
     for pid in &pids {
         assert_eq!(nice_of(*pid).unwrap_or(0), 0, "backend {pid} after the import");
+        if lowered_seen.contains(pid) {
+            assert_eq!(turn_of(*pid), Some(PROMPT_TURN_NS), "backend {pid}, which applied a batch, has its short turn back");
+        }
     }
     // The node's pool answered the calls on backends with short turns.
     let prompt = pids.iter().filter(|pid| turn_of(**pid) == Some(PROMPT_TURN_NS)).count();

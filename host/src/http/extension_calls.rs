@@ -162,8 +162,8 @@ struct ExtensionCalls {
 impl ExtensionCalls {
     /// The call's answer, boxed: the box is made by moving the whole future into it, so the
     /// future made here holds the answer's once (one built and then awaited, or handed to
-    /// `timed`, was held three times: 65,904 bytes copied at every call where 21,848 are the
-    /// answer's, measured with `size_of_val`).
+    /// `timed`, was held three times, all copied into the box at every call; now each branch's
+    /// is about 3.5 KB, by `size_of_val`: BENCHMARKS.md, "The answer's future held once").
     fn answer(&self, route: &'static str, request: Request) -> BoxedAnswer {
         let this = self.clone();
         if crate::ops::metrics::recording() {

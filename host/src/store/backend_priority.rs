@@ -63,8 +63,8 @@ pub struct Lowered {
 
 impl Lowered {
     /// Lowers the priority of the PostgreSQL backend behind `conn` by `nice` steps (to at most
-    /// 19), and gives it the kernel's own turn, for as long as the result lives, when it is proven to be a
-    /// process of this machine and Herald may; `None` otherwise, or when `nice` is 0.
+    /// 19), and gives it the kernel's own turn, for as long as the result lives, when it is proven
+    /// to be a process of this machine and Herald may; `None` otherwise, or when `nice` is 0.
     pub async fn backend_of(conn: &mut AnyConnection, nice: u8) -> Option<Lowered> {
         if nice == 0 || !may_renice() {
             return None;

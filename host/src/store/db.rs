@@ -393,11 +393,18 @@ impl Db {
 
 /// Creates schema `quoted` if missing, under the advisory lock that keeps nodes starting at once
 /// from racing to create it.
+///
+/// The lock is the session's, taken before the `CREATE`, which then runs in a transaction of its
+/// own: a transaction that began before waiting for the lock keeps the catalog's cache as it was
+/// when it began, so `IF NOT EXISTS` could miss the schema another node created meanwhile and fail
+/// on its name (`pg_namespace_nspname_index`: seen when three nodes started at once on a loaded
+/// machine). A connection lost while holding the lock releases it with its session.
 async fn create_schema(conn: &mut AnyConnection, quoted: &str) -> Result<(), sqlx::Error> {
-    let mut tx = conn.begin().await?;
-    sqlx::query(&format!("SELECT pg_advisory_xact_lock({SCHEMA_CREATION_LOCK})")).execute(&mut *tx).await?;
-    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}")).execute(&mut *tx).await?;
-    tx.commit().await
+    sqlx::query(&format!("SELECT pg_advisory_lock({SCHEMA_CREATION_LOCK})")).execute(&mut *conn).await?;
+    let created = sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}")).execute(&mut *conn).await;
+    let unlocked = sqlx::query(&format!("SELECT pg_advisory_unlock({SCHEMA_CREATION_LOCK})")).execute(&mut *conn).await;
+    created?;
+    unlocked.map(drop)
 }
 
 /// `text` with its placeholders as `dialect` wants them.

@@ -214,6 +214,9 @@ impl RunningServer {
         for task in std::mem::take(&mut self.background) {
             task.abort();
         }
+        // The calls answered before the stop have their logs kept, not only those written by
+        // the time the process ends.
+        self.runtime.flush_execution_logs().await;
         // Calls counted since the last flush still count after a restart.
         self.daily.flush().await.context("saving the daily call counts")?;
         if let Err(e) = self.queue.leave().await {

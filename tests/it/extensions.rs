@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use herald_host::runtime::RuntimeSettings;
+use herald_tests::process::{ServerProcess, UNLIMITED_RATE};
 use herald_tests::{answer, json, reqwest, test_runtime, Answer, Api, TestServer};
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
@@ -142,6 +143,33 @@ async fn a_restart_serves_the_first_call_without_compiling() {
     let api = s.demo().await;
     api.get("/extensions/secure/echo").await.expect(200);
     assert_eq!(s.compilations(), 0, "served from the precompiled artifact");
+}
+
+/// Successful executions' logs gather for up to 200 ms before they are written (`logs.rs`): a
+/// graceful stop (SIGTERM to the real binary) writes what gathered, so every call answered before
+/// the stop has its log after the restart.
+#[tokio::test]
+async fn a_graceful_stop_keeps_the_log_of_every_answered_call() {
+    const CALLS: usize = 30;
+    let data = tempfile::tempdir().unwrap();
+    let database = herald_tests::TestDatabase::create().await;
+    let url = database.as_ref().map(|d| d.url.as_str());
+    let server = ServerProcess::start(data.path(), url, &UNLIMITED_RATE).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    api.upload_http_extension("hello.wasm", env!("GUEST_HELLO")).await;
+    // The first log is written at once and the writer pauses: the calls after it gather.
+    let client = reqwest::Client::new();
+    for _ in 0..CALLS {
+        let answer = client.get(format!("{}/extensions/open/demo/hello", server.base)).send().await.unwrap();
+        assert_eq!(answer.status(), 200);
+    }
+    server.stop().await;
+    let server = ServerProcess::start(data.path(), url, &UNLIMITED_RATE).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    let logs = api.get(&format!("/extensions/logs/hello?limit={}", CALLS + 10)).await.expect(200).json();
+    let kept = logs.as_array().unwrap();
+    assert_eq!(kept.len(), CALLS, "one log a call answered before the stop: {logs}");
+    assert!(kept.iter().all(|log| log["outcome"] == "ok"), "{logs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

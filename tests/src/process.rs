@@ -82,6 +82,20 @@ impl ServerProcess {
         self.child.id()
     }
 
+    /// Stops the process as an operator does (SIGTERM) and waits for it to end: it drains its
+    /// calls and exits 0, or the test fails.
+    pub async fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+        assert!(sent.success(), "SIGTERM to {pid}");
+        let status = crate::eventually(Duration::from_secs(30), &format!("herald {pid} stops"), || {
+            let ended = self.child.try_wait().map_err(|e| e.to_string()).and_then(|s| s.ok_or_else(|| "still running".to_string()));
+            async move { ended }
+        })
+        .await;
+        assert!(status.success(), "a graceful stop exits 0: {status}");
+    }
+
     /// Ends the process at once, as a crash would.
     pub fn kill(mut self) {
         self.child.kill().expect("kill");

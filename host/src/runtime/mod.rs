@@ -237,6 +237,12 @@ impl Runtime {
         let _ = self.triggers.set(triggers);
     }
 
+    /// Writes the successful executions' logs still gathering (a graceful stop, once the
+    /// listeners have drained: `logs.rs`).
+    pub async fn flush_execution_logs(&self) {
+        self.logs.flush().await;
+    }
+
     /// How many times this process compiled a component (a restart should need none).
     pub fn compilations(&self) -> u64 {
         self.compilations.load(Ordering::Relaxed)

@@ -33,7 +33,6 @@ use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tower::ServiceExt;
@@ -98,7 +97,7 @@ pub async fn serve<S: App>(
             tracing::debug!(error = %e, "TCP_NODELAY could not be set on a connection");
         }
         let service = PerRequest { app: app.clone(), addr, body_timeout: settings.body_timeout, in_flight: in_flight.clone() };
-        let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service)).into_owned();
+        let connection = builder.serve_connection(TokioIo::new(stream), service).into_owned();
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(e) = connection.await {
@@ -136,7 +135,11 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 /// What each request of a connection goes through before the router: the peer's address (for the
 /// per-address limits), the body's inactivity deadline, the count of calls in flight, and the
 /// `Connection: close` of an answer given before its body was read.
-#[derive(Clone)]
+///
+/// hyper's own service (called by reference), not a tower service behind `TowerToHyperService`:
+/// that adapter cloned this whole service (and the app in it) at every request before this
+/// cloned the app again, and the answer was boxed here, where hyper keeps one box per connection
+/// for it (`bench/instructions.sh`).
 struct PerRequest<S> {
     app: S,
     addr: SocketAddr,
@@ -144,16 +147,12 @@ struct PerRequest<S> {
     in_flight: Option<Arc<InFlight>>,
 }
 
-impl<S: App> tower::Service<Request<Incoming>> for PerRequest<S> {
+impl<S: App> hyper::service::Service<Request<Incoming>> for PerRequest<S> {
     type Response = Response<Body>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+    type Future = Answer<tower::util::Oneshot<S, Request<Body>>>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(ConnectInfo(self.addr));
         let http1 = parts.version <= Version::HTTP_11;
@@ -165,14 +164,32 @@ impl<S: App> tower::Service<Request<Incoming>> for PerRequest<S> {
         };
         let answering = self.in_flight.as_ref().map(InFlight::enter);
         let answer = self.app.clone().oneshot(Request::from_parts(parts, body));
-        Box::pin(async move {
-            let mut response = answer.await?;
-            drop(answering);
-            if http1 && unread.is_some_and(|flag| flag.load(Ordering::Acquire)) {
-                response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-            }
-            Ok(response)
-        })
+        Answer { answer, answering, unread: unread.filter(|_| http1) }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The app's answer to one request, counted in flight until it is ready.
+    struct Answer<F> {
+        #[pin]
+        answer: F,
+        answering: Option<Answering>,
+        // An HTTP/1 request's body not read to its end yet.
+        unread: Option<Arc<AtomicBool>>,
+    }
+}
+
+impl<F: std::future::Future<Output = Result<Response<Body>, Infallible>>> std::future::Future for Answer<F> {
+    type Output = Result<Response<Body>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Ok(mut response) = std::task::ready!(this.answer.poll(cx));
+        this.answering.take();
+        if this.unread.take().is_some_and(|flag| flag.load(Ordering::Acquire)) {
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        Poll::Ready(Ok(response))
     }
 }
 

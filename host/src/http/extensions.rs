@@ -88,12 +88,21 @@ pub(super) async fn call_open(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str, 
     call(ctx, tenant, id, extension, Door::Open, path, request).await
 }
 
-/// The prepared http extension `id` (as in the route, decoded twice) of the instance, or 404.
-async fn load(ctx: &ApiContext, tenant: &Tenant, id: &str) -> Result<(String, Prepared), ApiError> {
-    let id = decode_twice(id)?;
-    match ctx.runtime.http_extension(tenant, &id).await? {
+/// The http extension `raw_id` (the route's segment, decoded once) names, decoded twice, and its
+/// prepared component; or 404. A segment an earlier call wrote the same way is found in one
+/// lookup (`runtime::call_targets`).
+async fn load(ctx: &ApiContext, tenant: &Tenant, raw_id: &str) -> Result<(String, Prepared), ApiError> {
+    match ctx.runtime.http_call_target(tenant, raw_id) {
+        Some(found) => Ok(found),
+        None => crate::cold::boxed(load_named(ctx, tenant, raw_id)).await,
+    }
+}
+
+async fn load_named(ctx: &ApiContext, tenant: &Tenant, raw_id: &str) -> Result<(String, Prepared), ApiError> {
+    let id = decode_twice(raw_id)?;
+    match ctx.runtime.http_extension_named(tenant, raw_id, &id).await? {
         Some(extension) => Ok((id, extension)),
-        None => Err(crate::cold::boxed(not_found(tenant, &id)).await),
+        None => Err(not_found(tenant, &id).await),
     }
 }
 
@@ -134,7 +143,8 @@ async fn call(
     // (`front.rs`), and hyper holds a body to the length it declares, so such a
     // body streams to the guest as it arrives. A body of undeclared length (chunked) is read
     // first, up to the limit: past it the call is answered 413 and the guest never runs.
-    let body = if parts.headers.contains_key(header::CONTENT_LENGTH) {
+    // A body already at its end (most GETs: no length, no chunks) has nothing to read.
+    let body = if parts.headers.contains_key(header::CONTENT_LENGTH) || hyper::body::Body::is_end_stream(&body) {
         body
     } else {
         match http_body_util::Limited::new(body, super::MAX_PAYLOAD_BYTES).collect().await {

@@ -154,7 +154,9 @@ static RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 fn usage_headers(response: &mut Response, usage: Usage) {
     let headers = response.headers_mut();
-    headers.reserve(3);
+    // Room for these and for what `front::finish` adds to every answer after them (the browser
+    // policy's three, the request id): one growth of the map, not two.
+    headers.reserve(3 + 4);
     for (name, value) in [(&LIMIT, usage.limit), (&REMAINING, usage.remaining), (&RESET, usage.reset_secs)] {
         headers.insert(name, HeaderValue::from(value));
     }

@@ -15,7 +15,7 @@ use super::input::RecordedInput;
 use super::journal::Journal;
 use super::outcome::{is_memory, HostFault, Outcome};
 use super::state::{Authorizer, CallState};
-use super::warm::WarmKey;
+use super::warm::WarmKeyRef;
 use super::{Prepared, Runtime};
 use crate::secrets::redact;
 use crate::store::tenant::ExecutionLog;
@@ -202,20 +202,19 @@ impl Runtime {
         let Call { extension, id, tenant, deadline, context, lineage, journal } = call;
         let recorder = invocation.recorder();
         let answered_error = invocation.answered_error();
-        let authorizer =
-            I::HEADERS_FOR_OUTBOUND.then(|| Authorizer { runtime: Arc::clone(self), tenant: Arc::clone(&tenant), notes: Arc::default() });
         // Local runs never reuse: each is the first call of its component.
-        let reuse = extension.config.reuse.filter(|_| I::REUSES_INSTANCE && journal.is_none()).map(|reuse| {
-            (reuse, WarmKey { customer: tenant.customer_id().to_string(), extension: id.clone(), version: Arc::clone(&extension.version) })
-        });
-        let (mut store, served) = match reuse.as_ref().and_then(|(_, key)| self.warm.take(key)) {
+        let reuse = extension.config.reuse.filter(|_| I::REUSES_INSTANCE && journal.is_none());
+        let key = WarmKeyRef { customer: tenant.customer_id(), extension: &id, version: &extension.version };
+        let (mut store, served) = match reuse.and_then(|_| self.warm.take(key)) {
             Some(warm) => {
                 let mut store = warm.store;
-                store.data_mut().begin_next_call(tenant, authorizer);
+                store.data_mut().begin_next_call(tenant, I::HEADERS_FOR_OUTBOUND.then_some(self));
                 (store, warm.calls)
             }
             None => {
-                let state = CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings, authorizer);
+                let authorizer = I::HEADERS_FOR_OUTBOUND.then(|| Authorizer::new(self, &tenant));
+                let state =
+                    CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings, &self.operator_hosts, authorizer);
                 let mut store = Store::new(self.engine(), state);
                 store.limiter(|s| &mut s.limits);
                 (store, 0)
@@ -291,7 +290,7 @@ impl Runtime {
             } else if failed {
                 tracing::info!(instance = store.data().tenant.customer_id(), extension = %id, %outcome, "an extension's call ended");
             }
-            let (mut entry, tenant) = execution_log(&store, &id, started, outcome.stored(reason.as_deref()), withhold);
+            let (mut entry, tenant) = execution_log(&store, started, outcome.stored(reason.as_deref()), withhold);
             if failed {
                 entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
             }
@@ -299,11 +298,14 @@ impl Runtime {
             // otherwise the instance's slot in the pooling allocator comes back now, not after
             // the write.
             match reuse {
-                Some((reuse, key)) if !failed && !store.data().limits.refused && store.data().proxy.is_some() => {
+                Some(reuse) if !failed && !store.data().limits.refused && store.data().proxy.is_some() => {
+                    let key = WarmKeyRef { customer: tenant.customer_id(), extension: &id, version: &extension.version };
                     warm.give(key, store, served + 1, reuse)
                 }
                 _ => drop(store),
             }
+            // The id goes into the record: the call needs it no more.
+            entry.extension = id;
             let lines = entry.log.clone();
             if let Some(journal) = journal {
                 journal.keep_record(entry);
@@ -341,17 +343,12 @@ fn withheld<T>(result: Result<T, CallFailure>, outcome: Outcome) -> (Result<T, C
     }
 }
 
-fn execution_log(
-    store: &Store<CallState>,
-    extension: &str,
-    started: Instant,
-    outcome: String,
-    withhold: bool,
-) -> (ExecutionLog, Arc<Tenant>) {
+/// The execution's record, its `extension` left for the caller to move its id into.
+fn execution_log(store: &Store<CallState>, started: Instant, outcome: String, withhold: bool) -> (ExecutionLog, Arc<Tenant>) {
     let state = store.data();
     if withhold {
         let entry = ExecutionLog {
-            extension: extension.to_string(),
+            extension: String::new(),
             at: crate::store::now_millis(),
             duration_ms: started.elapsed().as_millis() as i64,
             outcome,
@@ -367,7 +364,7 @@ fn execution_log(
     let mut log: Vec<String> = state.log.iter().map(|line| hide(line.clone())).collect();
     log.extend(state.outbound_notes().into_iter().map(|note| format!("error: {}", hide(note))));
     let entry = ExecutionLog {
-        extension: extension.to_string(),
+        extension: String::new(),
         at: crate::store::now_millis(),
         duration_ms: started.elapsed().as_millis() as i64,
         outcome,

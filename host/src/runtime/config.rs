@@ -147,7 +147,7 @@ pub struct Alert {
 
 impl ExtensionConfig {
     pub fn allows_host(&self, host: &str) -> bool {
-        self.allowed_hosts.iter().any(|pattern| host_matches(pattern, host))
+        any_host_matches(&self.allowed_hosts, host)
     }
 
     /// The memory the extension asks for, in bytes.
@@ -220,6 +220,11 @@ impl ExtensionConfig {
         let json: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
         from_json(&json)
     }
+}
+
+/// Whether `host` matches any of `patterns` (`host_matches`).
+pub fn any_host_matches(patterns: &[String], host: &str) -> bool {
+    patterns.iter().any(|pattern| host_matches(pattern, host))
 }
 
 /// Whether `host` matches `pattern`: the same name (ignoring case), or for `*.domain` a

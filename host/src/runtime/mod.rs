@@ -5,6 +5,7 @@
 
 mod authorize;
 mod call;
+mod call_targets;
 pub mod config;
 pub mod config_section;
 pub mod custom_section;
@@ -171,6 +172,10 @@ pub struct Runtime {
     headers: authorize::HeaderCache,
     /// The idle instances of extensions that opted into reuse.
     warm: Arc<warm::WarmPool>,
+    /// The operator's outbound hosts (`settings.outbound_hosts`), shared by every call's store.
+    operator_hosts: Arc<[String]>,
+    /// The http extensions calls named, by instance and path segment.
+    call_targets: call_targets::CallTargets,
 }
 
 impl Drop for Runtime {
@@ -193,6 +198,7 @@ impl Runtime {
         warm.spawn_sweeper(stop_ticker.clone());
         let artifacts = settings.compiled_dir.clone().unwrap_or_else(|| data_dir.join("compiled"));
         std::fs::create_dir_all(&artifacts)?;
+        let operator_hosts = Arc::from(settings.outbound_hosts.as_slice());
         Ok(Arc::new(Runtime {
             engine,
             clock,
@@ -209,6 +215,8 @@ impl Runtime {
             secrets,
             headers: authorize::HeaderCache::new(),
             warm,
+            operator_hosts,
+            call_targets: Default::default(),
         }))
     }
 
@@ -436,13 +444,40 @@ impl Runtime {
     /// The prepared extension `id` (its decoded path under the extensions area, without `.wasm`)
     /// of the instance, if it exists and is of `kind`.
     pub async fn extension(self: &Arc<Self>, tenant: &Tenant, id: &str, kind: ExtensionKind) -> anyhow::Result<Option<Prepared>> {
+        Ok(self.extension_read_at(tenant, id, kind).await?.map(|(extension, _)| extension))
+    }
+
+    /// `extension`, with when its record was read.
+    async fn extension_read_at(
+        self: &Arc<Self>,
+        tenant: &Tenant,
+        id: &str,
+        kind: ExtensionKind,
+    ) -> anyhow::Result<Option<(Prepared, Instant)>> {
         let file = format!("{id}.wasm");
         let Ok(path) = RelPath::normalized("extension", &file) else { return Ok(None) };
-        let Some(record) = tenant.db.extension(&path).await? else { return Ok(None) };
+        let (Some(record), read) = tenant.db.extension_read_at(&path).await? else { return Ok(None) };
         if record.kind() != Some(kind) {
             return Ok(None);
         }
-        Ok(Some(self.prepare(&record.sha256, &tenant.db).await?))
+        Ok(Some((self.prepare(&record.sha256, &tenant.db).await?, read)))
+    }
+
+    /// The decoded id and the prepared http extension that a call's path segment `raw_id`
+    /// named on an earlier call of the instance, while that still holds (`call_targets.rs`).
+    pub fn http_call_target(&self, tenant: &Tenant, raw_id: &str) -> Option<(String, Prepared)> {
+        self.call_targets.get(tenant, raw_id)
+    }
+
+    /// The http extension `id` that a call's path segment `raw_id` names (`id` is `raw_id`
+    /// decoded), kept for the calls after it (`http_call_target`); `None` when there is no
+    /// such http extension.
+    pub async fn http_extension_named(self: &Arc<Self>, tenant: &Tenant, raw_id: &str, id: &str) -> anyhow::Result<Option<Prepared>> {
+        // Taken before the record is read: a write meanwhile makes the entry stale at once.
+        let stamp = tenant.db.extension_records_stamp();
+        let Some((extension, read)) = self.extension_read_at(tenant, id, ExtensionKind::Http).await? else { return Ok(None) };
+        self.call_targets.insert(tenant, raw_id, stamp, read, id, &extension);
+        Ok(Some(extension))
     }
 
     /// The prepared http extension `id` of the instance; `None` when there is no such http

@@ -63,8 +63,9 @@ impl CallState {
     pub fn new(
         tenant: Arc<Tenant>,
         clock: Arc<dyn Clock>,
-        config: &ExtensionConfig,
+        config: &Arc<ExtensionConfig>,
         settings: &RuntimeSettings,
+        operator_hosts: &Arc<[String]>,
         authorizer: Option<Authorizer>,
     ) -> CallState {
         let stdout = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
@@ -97,8 +98,8 @@ impl CallState {
                 refused: false,
             },
             outbound: OutboundPolicy {
-                config: config.clone(),
-                operator: settings.outbound_hosts.clone(),
+                config: Arc::clone(config),
+                operator: Arc::clone(operator_hosts),
                 private: settings.outbound_private,
                 authorizer,
             },
@@ -112,7 +113,10 @@ impl CallState {
     /// same instance (`warm.rs`): what belonged to the last call goes (its log, output, context,
     /// the credentials it saw); the guest's memory and instance stay, and so does what the limits
     /// counted.
-    pub fn begin_next_call(&mut self, tenant: Arc<Tenant>, authorizer: Option<Authorizer>) {
+    /// `runtime` is given when the call's outbound requests get authheaders' headers: the last
+    /// call's authorizer is kept for it (with this call's tenant) when nothing of that call holds
+    /// its notes any more.
+    pub fn begin_next_call(&mut self, tenant: Arc<Tenant>, runtime: Option<&Arc<super::Runtime>>) {
         debug_assert_eq!(self.tenant.customer_id(), tenant.customer_id(), "a store serves one instance");
         self.tenant = tenant;
         self.log.clear();
@@ -122,7 +126,15 @@ impl CallState {
         self.journal = None;
         self.stdout.clear();
         self.stderr.clear();
-        self.outbound.authorizer = authorizer;
+        let kept = self.outbound.authorizer.take();
+        self.outbound.authorizer = runtime.map(|runtime| match kept {
+            Some(mut kept) if Arc::strong_count(&kept.notes) == 1 => {
+                kept.notes.lock().expect("notes lock").clear();
+                kept.tenant = Arc::clone(&self.tenant);
+                kept
+            }
+            _ => Authorizer::new(runtime, &self.tenant),
+        });
     }
 }
 
@@ -201,9 +213,11 @@ impl WasiHttpView for CallState {
 /// A host name is resolved first, and refused (`destination-IP-prohibited`) when any of its
 /// addresses is special. (The connection resolves the name again; a DNS server that answers
 /// differently within that moment is the operator's host list's to stop.)
+///
+/// Both lists are shared, not copied into every call's store.
 struct OutboundPolicy {
-    config: ExtensionConfig,
-    operator: Vec<String>,
+    config: Arc<ExtensionConfig>,
+    operator: Arc<[String]>,
     private: bool,
     /// Adds the headers of the instance's authheader extensions (none for an authheader's own
     /// calls).
@@ -219,10 +233,15 @@ pub struct Authorizer {
     pub notes: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
+impl Authorizer {
+    pub fn new(runtime: &Arc<super::Runtime>, tenant: &Arc<Tenant>) -> Authorizer {
+        Authorizer { runtime: Arc::clone(runtime), tenant: Arc::clone(tenant), notes: Arc::default() }
+    }
+}
+
 impl OutboundPolicy {
     fn allows(&self, host: &str) -> bool {
-        let operator = ExtensionConfig { allowed_hosts: self.operator.clone(), ..Default::default() };
-        let by_operator = self.operator.iter().any(|h| h == "*") || operator.allows_host(host);
+        let by_operator = self.operator.iter().any(|h| h == "*") || super::config::any_host_matches(&self.operator, host);
         by_operator && self.config.allows_host(host) && (self.private || !is_special(host))
     }
 }

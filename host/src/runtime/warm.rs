@@ -15,11 +15,11 @@
 //! counted against the extension's memory cap. At most `PER_EXTENSION` idle stores per
 //! extension and `TOTAL` in all are kept (each holds a slot of the pooling allocator).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hashbrown::{Equivalent, HashMap};
 use wasmtime::Store;
 
 use super::config::Reuse;
@@ -31,13 +31,34 @@ const PER_EXTENSION: usize = 20;
 /// The most idle stores kept in all: a fraction of the pooling allocator's 1000 instances.
 const TOTAL: usize = 200;
 
-/// Which calls may share a store.
+/// Which calls may share a store, as the pool keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct WarmKey {
-    pub customer: String,
-    pub extension: String,
+struct WarmKey {
+    customer: String,
+    extension: String,
     /// The content hash of the extension's version.
-    pub version: Arc<str>,
+    version: Arc<str>,
+}
+
+/// The same, borrowed from the call: a call looks its stores up without copying its names. Its
+/// hash is `WarmKey`'s (the same fields, hashed as `str`, in the same order).
+#[derive(Debug, Clone, Copy, Hash)]
+pub struct WarmKeyRef<'a> {
+    pub customer: &'a str,
+    pub extension: &'a str,
+    pub version: &'a str,
+}
+
+impl Equivalent<WarmKey> for WarmKeyRef<'_> {
+    fn equivalent(&self, key: &WarmKey) -> bool {
+        self.customer == key.customer && self.extension == key.extension && self.version == &*key.version
+    }
+}
+
+impl WarmKeyRef<'_> {
+    fn to_owned_key(self) -> WarmKey {
+        WarmKey { customer: self.customer.to_string(), extension: self.extension.to_string(), version: Arc::from(self.version) }
+    }
 }
 
 /// A store between two calls.
@@ -55,32 +76,42 @@ impl Warm {
     }
 }
 
-/// Keyed with foldhash (seeded per process) rather than SipHash: hashing the key's three strings
-/// at every take and give was a thousand instructions of a reused call (`bench/instructions.sh`).
+/// The idle stores by key, and how many there are in all.
+#[derive(Default)]
+struct Idle {
+    /// An extension's list stays when it empties (its next call gives its store back into it
+    /// without a new key or list); the sweep removes the empty ones.
+    stores: HashMap<WarmKey, Vec<Warm>, foldhash::fast::RandomState>,
+    total: usize,
+}
+
+/// Keyed with foldhash (seeded per process) rather than SipHash, and looked up by a borrowed key:
+/// hashing the key's three strings with SipHash, copying two of them into a new key, and a new
+/// list for every store given back were about a thousand instructions of a reused call
+/// (`bench/instructions.sh`).
 #[derive(Default)]
 pub struct WarmPool {
-    idle: Mutex<HashMap<WarmKey, Vec<Warm>, foldhash::fast::RandomState>>,
+    idle: Mutex<Idle>,
 }
 
 impl WarmPool {
     /// The most recently used idle store for `key`, if one is fresh enough.
-    pub fn take(&self, key: &WarmKey) -> Option<Warm> {
+    pub fn take(&self, key: WarmKeyRef<'_>) -> Option<Warm> {
         let now = Instant::now();
         let mut stale = Vec::new();
         let found = {
             let mut idle = self.idle.lock().expect("warm pool lock");
-            let stores = idle.get_mut(key)?;
+            let Idle { stores, total } = &mut *idle;
+            let list = stores.get_mut(&key)?;
             let mut found = None;
-            while let Some(warm) = stores.pop() {
+            while let Some(warm) = list.pop() {
+                *total -= 1;
                 if warm.stale(now) {
                     stale.push(warm);
                 } else {
                     found = Some(warm);
                     break;
                 }
-            }
-            if stores.is_empty() {
-                idle.remove(key);
             }
             found
         };
@@ -91,36 +122,46 @@ impl WarmPool {
 
     /// Keeps a store that has served `calls` calls, if its extension lets it serve more and
     /// there is room.
-    pub fn give(&self, key: WarmKey, store: Store<CallState>, calls: u32, reuse: Reuse) {
+    pub fn give(&self, key: WarmKeyRef<'_>, store: Store<CallState>, calls: u32, reuse: Reuse) {
         if calls >= reuse.calls {
             return;
         }
         let warm = Warm { store, calls, idle_since: Instant::now(), idle_limit: Duration::from_secs(reuse.idle_seconds.into()) };
         let refused = {
             let mut idle = self.idle.lock().expect("warm pool lock");
-            let total: usize = idle.values().map(Vec::len).sum();
-            let stores = idle.entry(key).or_default();
-            if stores.len() >= PER_EXTENSION || total >= TOTAL {
+            let Idle { stores, total } = &mut *idle;
+            if *total >= TOTAL {
                 Some(warm)
             } else {
-                stores.push(warm);
-                None
+                let list = match stores.get_mut(&key) {
+                    Some(list) => list,
+                    None => stores.entry(key.to_owned_key()).or_default(),
+                };
+                if list.len() >= PER_EXTENSION {
+                    Some(warm)
+                } else {
+                    list.push(warm);
+                    *total += 1;
+                    None
+                }
             }
         };
         drop(refused);
     }
 
-    /// Drops the stores idle past their extension's limit.
+    /// Drops the stores idle past their extension's limit, and the lists left empty.
     pub fn sweep(&self) {
         let now = Instant::now();
         let mut stale = Vec::new();
         {
             let mut idle = self.idle.lock().expect("warm pool lock");
-            idle.retain(|_, stores| {
-                let (old, fresh): (Vec<Warm>, Vec<Warm>) = std::mem::take(stores).into_iter().partition(|w| w.stale(now));
+            let Idle { stores, total } = &mut *idle;
+            stores.retain(|_, list| {
+                let (old, fresh): (Vec<Warm>, Vec<Warm>) = std::mem::take(list).into_iter().partition(|w| w.stale(now));
+                *total -= old.len();
                 stale.extend(old);
-                *stores = fresh;
-                !stores.is_empty()
+                *list = fresh;
+                !list.is_empty()
             });
         }
         drop(stale);

@@ -26,8 +26,14 @@ impl<V: Clone> ReadCache<V> {
 
     /// The value of `key` if it was read less than the time to live ago.
     pub fn get(&self, key: &str) -> Option<V> {
+        self.get_with_time(key).map(|(_, value)| value)
+    }
+
+    /// `get`, with the time the value was read (for a cache built on this one, whose entries
+    /// must not outlive it).
+    pub fn get_with_time(&self, key: &str) -> Option<(Instant, V)> {
         let entries = self.entries.read().expect("read cache lock");
-        entries.get(key).filter(|(read, _)| read.elapsed() < self.ttl).map(|(_, value)| value.clone())
+        entries.get(key).filter(|(read, _)| read.elapsed() < self.ttl).map(|(read, value)| (*read, value.clone()))
     }
 
     /// Keeps `value`, read from the database at `read` (taken before the read, so that its age

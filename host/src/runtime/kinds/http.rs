@@ -44,19 +44,23 @@ impl Invocation for HttpInvocation {
     /// The request's head, and its body's first bytes as the guest reads them (copied only up to
     /// the bound; a request whose execution succeeds drops the copy).
     fn recorder(&mut self) -> Option<Recorder> {
-        let copy = BodyCopy::default();
         // Cheap clones (shared buffers): made into text only if the execution fails.
         let (method, uri, headers) = (self.request.method().clone(), self.request.uri().clone(), self.request.headers().clone());
-        let body = std::mem::take(self.request.body_mut());
-        let tee = copy.clone();
-        *self.request.body_mut() = axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
-            if let Some(data) = frame.data_ref() {
-                tee.keep(data);
-            }
-            frame
-        }));
+        // A body already at its end (most GETs) has nothing to copy: neither a copy nor a tee.
+        let copy = (!hyper::body::Body::is_end_stream(self.request.body())).then(|| {
+            let copy = BodyCopy::default();
+            let body = std::mem::take(self.request.body_mut());
+            let tee = copy.clone();
+            *self.request.body_mut() = axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                if let Some(data) = frame.data_ref() {
+                    tee.keep(data);
+                }
+                frame
+            }));
+            copy
+        });
         Some(Box::new(move || {
-            let (body, body_base64, truncated) = copy.taken();
+            let (body, body_base64, truncated) = copy.map_or((None, None, false), |copy| copy.taken());
             let uri = uri.path_and_query().map_or_else(|| uri.path().to_string(), ToString::to_string);
             RecordedInput::Http { method: method.to_string(), uri, headers: recorded_headers(&headers), body, body_base64, truncated }
         }))

@@ -15,8 +15,18 @@ use super::TenantDb;
 use crate::store::read_cache::ReadCache;
 use crate::store::{now_millis, StoreResult};
 
-/// How long a cached extension record is trusted.
-const RECORD_TTL: Duration = Duration::from_secs(2);
+/// How long a cached extension record is trusted (a write made by another node may go unseen
+/// that long).
+pub const RECORD_TTL: Duration = Duration::from_secs(2);
+
+/// Where the extension records of one open instance stand: which cache, and how many writes it
+/// has seen. Whatever was derived from a record is still good while the stamp is the same (and
+/// the record younger than `RECORD_TTL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordsStamp {
+    cache: usize,
+    writes: u64,
+}
 
 #[derive(Clone)]
 pub(super) struct RecordCache {
@@ -66,8 +76,13 @@ fn record(r: &sqlx::any::AnyRow) -> ExtensionRecord {
 
 impl TenantDb {
     pub async fn extension(&self, path: &str) -> StoreResult<Option<Arc<ExtensionRecord>>> {
-        if let Some(cached) = self.extension_records.records.get(path) {
-            return Ok(cached);
+        Ok(self.extension_read_at(path).await?.0)
+    }
+
+    /// `extension`, with when it was read from the database (now, or when the cached copy was).
+    pub async fn extension_read_at(&self, path: &str) -> StoreResult<(Option<Arc<ExtensionRecord>>, Instant)> {
+        if let Some((read, cached)) = self.extension_records.records.get_with_time(path) {
+            return Ok((cached, read));
         }
         let generation = self.extension_records.generation.load(Ordering::SeqCst);
         let read = Instant::now();
@@ -76,7 +91,13 @@ impl TenantDb {
         if self.extension_records.generation.load(Ordering::SeqCst) == generation {
             self.extension_records.records.insert(path, record.clone(), read);
         }
-        Ok(record)
+        Ok((record, read))
+    }
+
+    /// Where this instance's extension records stand now (read it before reading a record).
+    pub fn extension_records_stamp(&self) -> RecordsStamp {
+        let generation = &self.extension_records.generation;
+        RecordsStamp { cache: Arc::as_ptr(generation) as usize, writes: generation.load(Ordering::SeqCst) }
     }
 
     async fn read_extension(&self, path: &str) -> StoreResult<Option<ExtensionRecord>> {

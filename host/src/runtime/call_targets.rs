@@ -7,7 +7,8 @@
 //! An entry lives no longer than the record it came from (`RECORD_TTL` from when the record was
 //! read: a write made by another node shows as late as it would without this cache) and only
 //! while the instance's records have seen no write since (`RecordsStamp`): an upload, a new
-//! version or a removal here is seen at the next call.
+//! version or a removal here is seen at the next call. Only an id's plain spelling is kept
+//! (`is_plain_spelling`): at most one entry per extension of each instance.
 
 use std::sync::RwLock;
 use std::time::Instant;
@@ -54,6 +55,13 @@ pub struct CallTargets {
     entries: RwLock<HashMap<Key, Target, foldhash::fast::RandomState>>,
 }
 
+/// Whether `raw_id` is the one way a path writes `id` once decoded: its folders' `/` as `%2F`
+/// and nothing else encoded. Only that spelling is kept, so that no caller can fill the map with
+/// other spellings of one id (`hell%6F`, `shop%2fhook`); those are served the long way.
+pub fn is_plain_spelling(raw_id: &str, id: &str) -> bool {
+    raw_id.split("%2F").eq(id.split('/'))
+}
+
 impl CallTargets {
     /// The decoded id and the prepared component of the http extension that `raw_id` named on an
     /// earlier call of `tenant`, while still good.
@@ -78,6 +86,21 @@ impl CallTargets {
             None => {
                 entries.insert(Key { customer: key.customer.to_string(), raw_id: raw_id.to_string() }, target);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_plain_spelling;
+
+    #[test]
+    fn only_the_plain_spelling_of_an_id_is_kept() {
+        assert!(is_plain_spelling("hello", "hello"));
+        assert!(is_plain_spelling("shop%2Fhook", "shop/hook"));
+        assert!(is_plain_spelling("a%2Fb%2Fc", "a/b/c"));
+        for (raw, id) in [("hell%6F", "hello"), ("shop%2fhook", "shop/hook"), ("shop%252Fhook", "shop%2Fhook"), ("a%2F", "a")] {
+            assert!(!is_plain_spelling(raw, id), "{raw} for {id}");
         }
     }
 }

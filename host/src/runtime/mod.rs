@@ -476,7 +476,9 @@ impl Runtime {
         // Taken before the record is read: a write meanwhile makes the entry stale at once.
         let stamp = tenant.db.extension_records_stamp();
         let Some((extension, read)) = self.extension_read_at(tenant, id, ExtensionKind::Http).await? else { return Ok(None) };
-        self.call_targets.insert(tenant, raw_id, stamp, read, id, &extension);
+        if call_targets::is_plain_spelling(raw_id, id) {
+            self.call_targets.insert(tenant, raw_id, stamp, read, id, &extension);
+        }
         Ok(Some(extension))
     }
 

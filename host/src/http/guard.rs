@@ -157,8 +157,33 @@ fn usage_headers(response: &mut Response, usage: Usage) {
     // Room for these and for what `front::finish` adds to every answer after them (the browser
     // policy's three, the request id): one growth of the map, not two.
     headers.reserve(3 + 4);
-    for (name, value) in [(&LIMIT, usage.limit), (&REMAINING, usage.remaining), (&RESET, usage.reset_secs)] {
-        headers.insert(name, HeaderValue::from(value));
+    headers.insert(&LIMIT, LAST_LIMIT.with(|last| last.value_of(usage.limit)));
+    headers.insert(&REMAINING, HeaderValue::from(usage.remaining));
+    headers.insert(&RESET, LAST_RESET.with(|last| last.value_of(usage.reset_secs)));
+}
+
+thread_local! {
+    /// The cap and the seconds to midnight change rarely between two calls on one thread (the
+    /// cap is the instance's, the reset a second's): their last values are kept with the header
+    /// value made of them, which a call then shares instead of formatting and allocating anew.
+    static LAST_LIMIT: LastValue = const { LastValue(std::cell::RefCell::new(None)) };
+    static LAST_RESET: LastValue = const { LastValue(std::cell::RefCell::new(None)) };
+}
+
+/// A number's header value, kept for the next call that sends the same number.
+struct LastValue(std::cell::RefCell<Option<(u64, HeaderValue)>>);
+
+impl LastValue {
+    fn value_of(&self, number: u64) -> HeaderValue {
+        let mut last = self.0.borrow_mut();
+        match &*last {
+            Some((kept, value)) if *kept == number => value.clone(),
+            _ => {
+                let value = HeaderValue::from(number);
+                *last = Some((number, value.clone()));
+                value
+            }
+        }
     }
 }
 

@@ -290,7 +290,8 @@ impl Runtime {
             } else if failed {
                 tracing::info!(instance = store.data().tenant.customer_id(), extension = %id, %outcome, "an extension's call ended");
             }
-            let (mut entry, tenant) = execution_log(&store, started, outcome.stored(reason.as_deref()), withhold);
+            // The id goes into the record: the call needs it no more.
+            let (mut entry, tenant) = execution_log(&store, id, started, outcome.stored(reason.as_deref()), withhold);
             if failed {
                 entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
             }
@@ -299,13 +300,11 @@ impl Runtime {
             // the write.
             match reuse {
                 Some(reuse) if !failed && !store.data().limits.refused && store.data().proxy.is_some() => {
-                    let key = WarmKeyRef { customer: tenant.customer_id(), extension: &id, version: &extension.version };
+                    let key = WarmKeyRef { customer: tenant.customer_id(), extension: &entry.extension, version: &extension.version };
                     warm.give(key, store, served + 1, reuse)
                 }
                 _ => drop(store),
             }
-            // The id goes into the record: the call needs it no more.
-            entry.extension = id;
             let lines = entry.log.clone();
             if let Some(journal) = journal {
                 journal.keep_record(entry);
@@ -343,12 +342,17 @@ fn withheld<T>(result: Result<T, CallFailure>, outcome: Outcome) -> (Result<T, C
     }
 }
 
-/// The execution's record, its `extension` left for the caller to move its id into.
-fn execution_log(store: &Store<CallState>, started: Instant, outcome: String, withhold: bool) -> (ExecutionLog, Arc<Tenant>) {
+fn execution_log(
+    store: &Store<CallState>,
+    extension: String,
+    started: Instant,
+    outcome: String,
+    withhold: bool,
+) -> (ExecutionLog, Arc<Tenant>) {
     let state = store.data();
     if withhold {
         let entry = ExecutionLog {
-            extension: String::new(),
+            extension,
             at: crate::store::now_millis(),
             duration_ms: started.elapsed().as_millis() as i64,
             outcome,
@@ -364,7 +368,7 @@ fn execution_log(store: &Store<CallState>, started: Instant, outcome: String, wi
     let mut log: Vec<String> = state.log.iter().map(|line| hide(line.clone())).collect();
     log.extend(state.outbound_notes().into_iter().map(|note| format!("error: {}", hide(note))));
     let entry = ExecutionLog {
-        extension: String::new(),
+        extension,
         at: crate::store::now_millis(),
         duration_ms: started.elapsed().as_millis() as i64,
         outcome,

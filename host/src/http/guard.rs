@@ -129,14 +129,14 @@ fn label(response: &mut Response, tenant: &Tenant) {
 
 /// Takes one of the instance's concurrent slots and counts the call against its daily cap, or
 /// answers the refusal.
-async fn admit(ctx: &ApiContext, tenant: &Tenant) -> Result<(CallSlot, Usage), Response> {
-    let slot = match ctx.limits.concurrency.admit(tenant.customer_id()).await {
+async fn admit<'a>(ctx: &ApiContext, tenant: &'a Tenant) -> Result<(CallSlot<'a>, Usage), Response> {
+    let slot = match ctx.limits.concurrency.admit(tenant.customer_id(), &tenant.counts).await {
         Ok(Some(slot)) => slot,
         Ok(None) => return Err(ApiError::TooManyRequests { retry_after: 1 }.into_response()),
         Err(e) => return Err(ApiError::from(e).into_response()),
     };
     let cap = tenant.settings.effective_daily_cap();
-    match ctx.limits.daily.admit(tenant.customer_id(), cap, ctx.clock.now_millis()).await {
+    match ctx.limits.daily.admit(tenant.customer_id(), &tenant.counts, cap, ctx.clock.now_millis()).await {
         Ok(Ok(usage)) => Ok((slot, usage)),
         Ok(Err(usage)) => {
             let mut refused = ApiError::TooManyRequests { retry_after: usage.reset_secs }.into_response();

@@ -1,7 +1,8 @@
 //! At most N calls in flight per instance. The call over the limit is refused at once (not
 //! queued): a caller that floods its own instance gets 429s, its neighbours get nothing of it.
 //!
-//! Each node counts its own calls in memory (a semaphore per instance). With several nodes over
+//! Each node counts its own calls in memory (an atomic count per instance, found once per open
+//! instance: `InstanceCounts`). With several nodes over
 //! PostgreSQL ([`ConcurrencyLimiter::across_nodes`]) the limit is the instance's across all of
 //! them: a call that passes its node's count also needs a slot of the control plane
 //! (`store::calls_in_flight`, one statement). A slot a call gives back stays on its node, where
@@ -22,19 +23,40 @@
 //! `--node-timeout`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Notify;
+
+use super::InstanceCounts;
 
 use crate::store::calls_in_flight::{Heard, SlotAsks};
 use crate::store::{Backend, ControlDb, StoreResult};
 
 pub struct ConcurrencyLimiter {
     per_instance: usize,
-    slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Each instance's count, made at its first call and kept for the process's life (one word
+    /// an instance that ever called).
+    slots: Mutex<HashMap<String, Arc<InFlight>>>,
     cluster: Option<Arc<Cluster>>,
+}
+
+/// One instance's calls in flight on this node. A call over the limit is refused, never queued,
+/// so a count is all it takes: a compare-and-swap to take a slot, a subtraction to give it back
+/// (a semaphore also locks its list of waiters at every release). Aligned to a cache line
+/// of its own: the calls of one instance write it from every core, and only they do.
+#[derive(Default)]
+#[repr(align(128))]
+pub(super) struct InFlight(AtomicUsize);
+
+/// A slot of this node's count, given back when dropped.
+struct LocalSlot<'a>(&'a InFlight);
+
+impl Drop for LocalSlot<'_> {
+    fn drop(&mut self) {
+        self.0 .0.fetch_sub(1, Ordering::Release);
+    }
 }
 
 /// How often a node looks for control-plane slots to give back, and the period a slot may stay
@@ -254,19 +276,21 @@ impl Drop for Cluster {
 }
 
 /// One call's place among its instance's calls in flight; given back when dropped.
-pub struct CallSlot {
-    _local: OwnedSemaphorePermit,
+pub struct CallSlot<'a> {
     shared: Option<(Arc<Cluster>, String)>,
+    // Given back after the shared one (fields drop in order): a call admitted meanwhile finds
+    // this node's count full rather than a control-plane slot it cannot take yet.
+    _local: LocalSlot<'a>,
 }
 
-impl CallSlot {
+impl<'a> CallSlot<'a> {
     /// A slot counted across nodes: given back to `cluster` when dropped.
-    fn shared(local: OwnedSemaphorePermit, cluster: &Arc<Cluster>, customer_id: &str) -> CallSlot {
+    fn shared(local: LocalSlot<'a>, cluster: &Arc<Cluster>, customer_id: &str) -> CallSlot<'a> {
         CallSlot { _local: local, shared: Some((Arc::clone(cluster), customer_id.to_string())) }
     }
 }
 
-impl Drop for CallSlot {
+impl Drop for CallSlot<'_> {
     fn drop(&mut self) {
         if let Some((cluster, customer_id)) = self.shared.take() {
             cluster.release(customer_id);
@@ -303,9 +327,11 @@ impl ConcurrencyLimiter {
     }
 
     /// A slot for one call of `customer_id`, held until dropped; `None` when all of the
-    /// instance's slots are taken (on this node, or across nodes).
-    pub async fn admit(&self, customer_id: &str) -> StoreResult<Option<CallSlot>> {
-        let Some(local) = self.local(customer_id) else { return Ok(None) };
+    /// instance's slots are taken (on this node, or across nodes). `counts` are the open
+    /// instance's own (`Tenant::counts`), made with this limiter.
+    pub async fn admit<'a>(&self, customer_id: &str, counts: &'a InstanceCounts) -> StoreResult<Option<CallSlot<'a>>> {
+        let in_flight = counts.in_flight.get_or_init(|| self.in_flight(customer_id));
+        let Some(local) = self.local(in_flight) else { return Ok(None) };
         let Some(cluster) = &self.cluster else { return Ok(Some(CallSlot { _local: local, shared: None })) };
         if cluster.reuse(customer_id) {
             return Ok(Some(CallSlot::shared(local, cluster, customer_id)));
@@ -316,12 +342,12 @@ impl ConcurrencyLimiter {
     }
 
     /// `admit`'s slot across nodes, from the control plane: `local` is this node's.
-    async fn admit_across_nodes(
+    async fn admit_across_nodes<'a>(
         &self,
-        local: OwnedSemaphorePermit,
+        local: LocalSlot<'a>,
         cluster: &Arc<Cluster>,
         customer_id: &str,
-    ) -> StoreResult<Option<CallSlot>> {
+    ) -> StoreResult<Option<CallSlot<'a>>> {
         let slot = || Some(CallSlot::shared(local, cluster, customer_id));
         let limit = self.per_instance as u32;
         if cluster.control.take_call_slot(customer_id, &cluster.node, limit).await? {
@@ -341,32 +367,79 @@ impl ConcurrencyLimiter {
         Ok(None)
     }
 
-    fn local(&self, customer_id: &str) -> Option<OwnedSemaphorePermit> {
-        let semaphore = {
-            let mut slots = self.slots.lock().expect("slots lock");
-            // Looked up first: `entry` would make the id's string at every call.
-            match slots.get(customer_id) {
-                Some(semaphore) => Arc::clone(semaphore),
-                None => Arc::clone(slots.entry(customer_id.to_string()).or_insert_with(|| Arc::new(Semaphore::new(self.per_instance)))),
-            }
-        };
-        semaphore.try_acquire_owned().ok()
+    /// The count of `customer_id`'s calls on this node, made at its first call.
+    fn in_flight(&self, customer_id: &str) -> Arc<InFlight> {
+        Arc::clone(self.slots.lock().expect("slots lock").entry(customer_id.to_string()).or_default())
+    }
+
+    /// A slot of this node's count, unless all are taken.
+    fn local<'a>(&self, in_flight: &'a InFlight) -> Option<LocalSlot<'a>> {
+        // Checked before it is taken (not added, then taken back when one too many): a refused
+        // call never shows in the count, where another call could find it full. Acquire: a call
+        // admitted in a slot another gave back sees what that call did.
+        let limit = self.per_instance;
+        let taken = in_flight.0.fetch_update(Ordering::Acquire, Ordering::Relaxed, |n| (n < limit).then_some(n + 1));
+        // `then`, not `then_some`: a slot made and dropped would give back one it never took.
+        taken.is_ok().then(|| LocalSlot(in_flight))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use futures_util::FutureExt;
+
     use super::*;
 
     #[tokio::test]
     async fn slots_are_per_instance_and_come_back() {
         let limiter = ConcurrencyLimiter::new(2);
-        let a1 = limiter.admit("a").await.unwrap().unwrap();
-        let _a2 = limiter.admit("a").await.unwrap().unwrap();
-        assert!(limiter.admit("a").await.unwrap().is_none());
-        assert!(limiter.admit("b").await.unwrap().is_some(), "another instance is unaffected");
+        let (a, b) = (InstanceCounts::default(), InstanceCounts::default());
+        let a1 = limiter.admit("a", &a).await.unwrap().unwrap();
+        let _a2 = limiter.admit("a", &a).await.unwrap().unwrap();
+        assert!(limiter.admit("a", &a).await.unwrap().is_none());
+        assert!(limiter.admit("a", &a).await.unwrap().is_none(), "a refusal takes no slot");
+        assert!(limiter.admit("b", &b).await.unwrap().is_some(), "another instance is unaffected");
         drop(a1);
-        assert!(limiter.admit("a").await.unwrap().is_some());
+        assert!(limiter.admit("a", &a).await.unwrap().is_some());
+    }
+
+    /// An instance put to sleep and opened again (new counts handles) while its calls are in
+    /// flight: the limit still holds across both.
+    #[tokio::test]
+    async fn an_instance_opened_again_shares_its_count() {
+        let limiter = ConcurrencyLimiter::new(2);
+        let (before, after) = (InstanceCounts::default(), InstanceCounts::default());
+        let _one = limiter.admit("a", &before).await.unwrap().unwrap();
+        let two = limiter.admit("a", &after).await.unwrap().unwrap();
+        assert!(limiter.admit("a", &after).await.unwrap().is_none());
+        drop(two);
+        assert!(limiter.admit("a", &before).await.unwrap().is_some());
+    }
+
+    /// Slots taken and given back from many threads at once never admit more than the limit.
+    #[test]
+    fn the_limit_holds_across_threads() {
+        let limiter = ConcurrencyLimiter::new(3);
+        let counts = InstanceCounts::default();
+        let most = AtomicUsize::new(0);
+        let now = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                    for _ in 0..2000 {
+                        if let Some(slot) = runtime.block_on(limiter.admit("a", &counts)).unwrap() {
+                            let held = now.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(held, Ordering::SeqCst);
+                            now.fetch_sub(1, Ordering::SeqCst);
+                            drop(slot);
+                        }
+                    }
+                });
+            }
+        });
+        assert!(most.load(Ordering::SeqCst) <= 3, "{} calls at once", most.load(Ordering::SeqCst));
+        assert!(limiter.admit("a", &counts).now_or_never().unwrap().unwrap().is_some(), "every slot came back");
     }
 
     /// Every call awaits this: the control plane's statement is boxed (`crate::cold`), so the
@@ -374,7 +447,8 @@ mod tests {
     #[test]
     fn an_admission_is_a_small_future() {
         let limiter = ConcurrencyLimiter::new(2);
-        let admission = limiter.admit("a");
+        let counts = InstanceCounts::default();
+        let admission = limiter.admit("a", &counts);
         assert!(std::mem::size_of_val(&admission) <= 256, "{} bytes", std::mem::size_of_val(&admission));
     }
 }

@@ -12,6 +12,24 @@ pub use concurrency::{CallSlot, CallsInFlightScope, ConcurrencyLimiter};
 pub use daily::{DailyCounters, Usage};
 pub use rate::RateSettings;
 
+/// An open instance's handles on this node's counts of it (its calls in flight, its calls
+/// today), each found in its limiter's map at the instance's first call and kept with the
+/// instance (`Tenant::counts`): a call then counts itself with an atomic operation or two on
+/// its own instance's counts, without a lock or a lookup shared by every instance's calls. The
+/// counts themselves stay in the limiters' maps for the process's life, so an instance put to
+/// sleep and opened again finds the same ones (calls still in flight from before included).
+#[derive(Default)]
+pub struct InstanceCounts {
+    in_flight: std::sync::OnceLock<Arc<concurrency::InFlight>>,
+    today: std::sync::OnceLock<Arc<daily::DailyCount>>,
+}
+
+impl std::fmt::Debug for InstanceCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstanceCounts").finish_non_exhaustive()
+    }
+}
+
 /// The largest request body accepted (spec: 20 MB).
 pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024 * 1024;
 

@@ -26,13 +26,15 @@ pub struct Tenant {
     pub model: Model,
     pub db: TenantDb,
     pub revision: i64,
+    /// This node's counts of the instance's calls, for its admission (`http::guard`).
+    pub counts: crate::limits::InstanceCounts,
     /// This node's copy of the instance's media area (`media.rs`).
     media_copy: media::MediaCopy,
 }
 
 impl Tenant {
     pub fn new(settings: InstanceSettings, model: Model, db: TenantDb, revision: i64) -> Tenant {
-        Tenant { settings, model, db, revision, media_copy: media::MediaCopy::default() }
+        Tenant { settings, model, db, revision, counts: Default::default(), media_copy: media::MediaCopy::default() }
     }
 
     pub fn customer_id(&self) -> &str {

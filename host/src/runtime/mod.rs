@@ -116,11 +116,22 @@ impl Default for RuntimeSettings {
 }
 
 /// A compiled extension version, ready to instantiate: its imports resolved once, and for an
-/// http extension the wasi:http proxy's exports looked up once too (the hot path).
+/// http extension the wasi:http proxy's exports looked up once too (the hot path). Cloned out of
+/// the caches at every call: one shared count, where its parts (the component, its imports,
+/// the proxy's, the configuration...) are nine, each written from every core at every call.
 #[derive(Clone)]
-pub struct Prepared {
-    /// Shared: a `Prepared` is cloned out of the cache at every call, and the configuration's
-    /// lists of hosts were copied with it.
+pub struct Prepared(Arc<PreparedComponent>);
+
+impl std::ops::Deref for Prepared {
+    type Target = PreparedComponent;
+
+    fn deref(&self) -> &PreparedComponent {
+        &self.0
+    }
+}
+
+/// What a [`Prepared`] shares.
+pub struct PreparedComponent {
     pub config: Arc<ExtensionConfig>,
     pub(crate) instance: InstancePre<CallState>,
     pub(crate) http: Option<ProxyPre<CallState>>,
@@ -128,7 +139,7 @@ pub struct Prepared {
     pub(crate) version: Arc<str>,
     /// The typed pre-instantiation of a step, condition, monitor or authheader (its world's
     /// exports looked up once per version, as `http` is), made at its first call.
-    typed: Arc<std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>>,
+    typed: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Prepared {
@@ -366,7 +377,13 @@ impl Runtime {
         let config = config::read(wasm).map_err(anyhow::Error::msg)?;
         let instance = self.linker.instantiate_pre(&component)?;
         let http = ProxyPre::new(instance.clone()).ok();
-        Ok(Prepared { config: Arc::new(config), instance, http, version: Arc::from(sha256), typed: Arc::default() })
+        Ok(Prepared(Arc::new(PreparedComponent {
+            config: Arc::new(config),
+            instance,
+            http,
+            version: Arc::from(sha256),
+            typed: Default::default(),
+        })))
     }
 
     /// A component given as a file (not an instance's upload), checked as an upload of its type

@@ -12,6 +12,12 @@
 #   bench/instructions.sh native       # the native hello route behind the same admission
 #   bench/instructions.sh read         # GET one recipient (DATABASE_URL=... for PostgreSQL)
 #   WASMTIME=1 bench/instructions.sh reuse   # `wasmtime serve` on the same component instead
+#   CACHE=1 bench/instructions.sh reuse      # also valgrind's simulated cache misses a call
+#
+# CACHE=1 adds callgrind's cache simulation (first-level instruction and data caches, and the
+# last level, sized like this machine's): the misses a call of each level, for a footprint that
+# costs time without costing instructions. A simulation of one core with the threads run in
+# turn: it does not see lines moving between cores.
 #
 # Under valgrind the pooling allocator cannot reserve its terabytes of address space: Herald falls
 # back to allocating each instance on demand (as it does on a host that refuses the reservation),
@@ -69,6 +75,7 @@ run_counted() {  # PID URL [TOKEN]: warm up, then count $CALLS calls
 }
 
 CALLGRIND=(valgrind --tool=callgrind --instr-atstart=no --separate-threads=no)
+[ "${CACHE:-0}" = 1 ] && CALLGRIND+=(--cache-sim=yes)
 
 if [ "${WASMTIME:-0}" = 1 ]; then
   TOOLS=${TOOLS:-$PWD/bench/.tools}
@@ -141,6 +148,22 @@ WRITER=$(callgrind_annotate --inclusive=yes --threshold=100 "$DUMP" 2>/dev/null 
   END { print max["log"] + max["sqlite"] }')
 if [ "${WRITER:-0}" -gt 0 ]; then
   echo "# without the execution logs' writer: $(( (TOTAL - WRITER) / CALLS )) instructions a call (the writer $(( WRITER / CALLS )))"
+fi
+if [ "${CACHE:-0}" = 1 ]; then
+  # Each event a call, less the execution logs' writer (as above: its share depends on the rate
+  # of calls, and under valgrind its thread runs between the calls, evicting their lines).
+  callgrind_annotate --inclusive=yes --threshold=100 "$DUMP" 2>/dev/null | awk -v calls="$CALLS" '
+    function numbers(line, out,   n, i, f, k) { n = split(line, f, " "); k = 0
+      for (i = 1; i <= n; i++) if (f[i] ~ /^[0-9][0-9,]*$/ || f[i] == ".") { v = f[i]; gsub(",", "", v); out[++k] = v + 0 } else if (f[i] !~ /^\(|%\)$/) break
+      return k }
+    /^Events shown:/ { events = split($0, name, " ") - 2; for (i = 1; i <= events; i++) name[i] = name[i + 2] }
+    /PROGRAM TOTALS/ && !total_seen { total_seen = 1; numbers($0, total) }
+    /runtime\/logs.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)/ || /sqlx-sqlite-[^\/]*\/src\/connection\/worker.rs:std::sys::backtrace::__rust_begin_short_backtrace \[/ {
+      key = ($0 ~ /LogWriter/) ? "log" : "sqlite"; delete row; numbers($0, row)
+      if (row[1] > best[key]) { best[key] = row[1]; for (i = 1; i <= events; i++) writer[key, i] = row[i] } }
+    END { line = "# simulated cache a call, without the writer:"
+      for (i = 1; i <= events; i++) line = line sprintf(" %s %.0f", name[i], (total[i] - writer["log", i] - writer["sqlite", i]) / calls)
+      print line }'
 fi
 [ -z "${KEEP:-}" ] || echo "# the profile: $DUMP (callgrind_annotate, kcachegrind)"
 echo

@@ -15,6 +15,9 @@
 # CALLERS=1 samples call chains from the stack (`perf record --call-graph dwarf`, fewer samples a
 # second) and also prints the inclusive share of the frames Herald's call passes through: where a
 # call's time goes by who asked for it, allocation and copies included.
+# WASMTIME=1 (reuse or fresh) loads and profiles `wasmtime serve -O pooling-allocator` on the
+# same component instead (with --max-instance-reuse-count 1000 for reuse; wasmtime-cli installed
+# into bench/.tools as bench/extensions.sh does): the same split, for the peer.
 # PERF=0 measures without the profiler (requests/s and CPU a call only: what `bench/compare.sh`
 # alternates between two builds). Needs perf (linux-perf); HERALD_BIN runs another build. Symbols need a build with them: the
 # script builds the release profile with debug line tables kept (CARGO_PROFILE_RELEASE_DEBUG).
@@ -66,6 +69,17 @@ case "$WHAT" in
     ;;
   *) echo "what to profile: reuse, fresh, native, refused, read or create" >&2; exit 2 ;;
 esac
+if [ "${WASMTIME:-0}" = 1 ]; then
+  TOOLS=${TOOLS:-$PWD/bench/.tools}
+  [ -x "$TOOLS/bin/wasmtime" ] || cargo install -q wasmtime-cli --version 48.0.8 --locked --root "$TOOLS"
+  case "$WHAT" in reuse) EXTRA=(--max-instance-reuse-count 1000) ;; fresh) EXTRA=() ;; *) echo "wasmtime serve runs reuse or fresh" >&2; exit 2 ;; esac
+  "$TOOLS/bin/wasmtime" serve --addr 127.0.0.1:$((PORT - 1)) -S cli=y -O pooling-allocator "${EXTRA[@]}" "$DIR/hello.wasm" >"$DIR/wasmtime.log" 2>&1 &
+  HERALD_PID=$PID PID=$!
+  trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null || true; PID=$HERALD_PID; cleanup' EXIT
+  URL=http://127.0.0.1:$((PORT - 1))/
+  for _ in $(seq 1 100); do curl -s -o /dev/null "$URL" && break; sleep 0.2; done
+  WHAT="$WHAT (wasmtime serve)"
+fi
 [ "$WHAT" = create ] || [ "$(curl -s -o /dev/null -w '%{http_code}' "${HEADER[@]}" "$URL")" = 200 ] || { echo "$URL does not answer 200" >&2; exit 1; }
 wrk -t1 -c"$CONNS" -d2s "${HEADER[@]}" "${SCRIPT[@]}" "$URL" >/dev/null
 if [ "$PERF" != 0 ]; then

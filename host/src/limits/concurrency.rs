@@ -36,8 +36,8 @@ use crate::store::{Backend, ControlDb, StoreResult};
 
 pub struct ConcurrencyLimiter {
     per_instance: usize,
-    /// Each instance's count, made at its first call and kept for the process's life (one word
-    /// an instance that ever called).
+    /// Each instance's count, made at its first call and kept for the process's life (about
+    /// 300 bytes an instance that ever called, with its key).
     slots: Mutex<HashMap<String, Arc<InFlight>>>,
     cluster: Option<Arc<Cluster>>,
 }

@@ -97,8 +97,8 @@ impl DailyCount {
 
 pub struct DailyCounters {
     control: ControlDb,
-    /// Each instance's count, made at its first call and kept for the process's life (a few
-    /// words an instance that ever called).
+    /// Each instance's count, made at its first call and kept for the process's life (about
+    /// 300 bytes an instance that ever called, with its key).
     counters: Mutex<HashMap<String, Arc<DailyCount>>>,
     /// One flush at a time (the periodic one and the one at a stop): each adds what the other
     /// has not.

@@ -342,6 +342,7 @@ fn withheld<T>(result: Result<T, CallFailure>, outcome: Outcome) -> (Result<T, C
     }
 }
 
+/// The execution's record under the extension's id, and the instance it is kept in.
 fn execution_log(
     store: &Store<CallState>,
     extension: String,

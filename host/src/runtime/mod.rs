@@ -19,6 +19,7 @@ mod logs;
 pub mod oneshot;
 pub mod outcome;
 mod output;
+mod prepared;
 mod state;
 pub mod validate;
 mod warm;
@@ -50,6 +51,7 @@ pub use kinds::http::HttpResponse;
 pub use kinds::monitor::Report;
 pub use oneshot::Ran;
 pub use outcome::{HostFault, Outcome};
+pub use prepared::{Prepared, PreparedComponent};
 pub use state::{cut_to_char_boundary, CallState};
 pub use validate::Validated;
 
@@ -112,49 +114,6 @@ impl Default for RuntimeSettings {
             max_memory_bytes: engine::DEFAULT_MAX_MEMORY_BYTES,
             compiled_dir: None,
         }
-    }
-}
-
-/// A compiled extension version, ready to instantiate: its imports resolved once, and for an
-/// http extension the wasi:http proxy's exports looked up once too (the hot path). Cloned out of
-/// the caches at every call: one shared count, where its parts (the component, its imports,
-/// the proxy's, the configuration...) are nine, each written from every core at every call.
-#[derive(Clone)]
-pub struct Prepared(Arc<PreparedComponent>);
-
-impl std::ops::Deref for Prepared {
-    type Target = PreparedComponent;
-
-    fn deref(&self) -> &PreparedComponent {
-        &self.0
-    }
-}
-
-/// What a [`Prepared`] shares.
-pub struct PreparedComponent {
-    pub config: Arc<ExtensionConfig>,
-    pub(crate) instance: InstancePre<CallState>,
-    pub(crate) http: Option<ProxyPre<CallState>>,
-    /// The content hash of this version: reused instances (`warm.rs`) serve one version only.
-    pub(crate) version: Arc<str>,
-    /// The typed pre-instantiation of a step, condition, monitor or authheader (its world's
-    /// exports looked up once per version, as `http` is), made at its first call.
-    typed: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
-}
-
-impl Prepared {
-    /// The kind's typed pre-instantiation `P`, made by `make` at the version's first call and
-    /// kept with it (a sweep calls a step once per recipient: the lookups are done once).
-    pub(crate) fn typed<P: Clone + Send + Sync + 'static>(
-        &self,
-        make: impl FnOnce(InstancePre<CallState>) -> wasmtime::Result<P>,
-    ) -> wasmtime::Result<P> {
-        if let Some(made) = self.typed.get().and_then(|p| p.downcast_ref::<P>()) {
-            return Ok(made.clone());
-        }
-        let made = make(self.instance.clone())?;
-        let _ = self.typed.set(Arc::new(made.clone()));
-        Ok(made)
     }
 }
 
@@ -377,13 +336,7 @@ impl Runtime {
         let config = config::read(wasm).map_err(anyhow::Error::msg)?;
         let instance = self.linker.instantiate_pre(&component)?;
         let http = ProxyPre::new(instance.clone()).ok();
-        Ok(Prepared(Arc::new(PreparedComponent {
-            config: Arc::new(config),
-            instance,
-            http,
-            version: Arc::from(sha256),
-            typed: Default::default(),
-        })))
+        Ok(Prepared::new(config, instance, http, sha256))
     }
 
     /// A component given as a file (not an instance's upload), checked as an upload of its type

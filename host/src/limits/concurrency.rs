@@ -330,7 +330,7 @@ impl ConcurrencyLimiter {
     /// instance's slots are taken (on this node, or across nodes). `counts` are the open
     /// instance's own (`Tenant::counts`), made with this limiter.
     pub async fn admit<'a>(&self, customer_id: &str, counts: &'a InstanceCounts) -> StoreResult<Option<CallSlot<'a>>> {
-        let in_flight = counts.in_flight.get_or_init(|| self.in_flight(customer_id));
+        let in_flight = counts.in_flight.get_or_init(|| super::count_of(&self.slots, customer_id));
         let Some(local) = self.local(in_flight) else { return Ok(None) };
         let Some(cluster) = &self.cluster else { return Ok(Some(CallSlot { _local: local, shared: None })) };
         if cluster.reuse(customer_id) {
@@ -365,11 +365,6 @@ impl ConcurrencyLimiter {
             }
         }
         Ok(None)
-    }
-
-    /// The count of `customer_id`'s calls on this node, made at its first call.
-    fn in_flight(&self, customer_id: &str) -> Arc<InFlight> {
-        Arc::clone(self.slots.lock().expect("slots lock").entry(customer_id.to_string()).or_default())
     }
 
     /// A slot of this node's count, unless all are taken.

@@ -63,20 +63,15 @@ impl DailyCount {
     /// Counts one call on `day` if it is within `cap` (`Err`: the usage a refusal reports);
     /// `None` when the count is of another day.
     fn count(&self, day: u64, cap: u64, reset_secs: u64) -> Option<Result<Usage, Usage>> {
-        let mut used = None;
         let counted = self.today.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
-            if word >> CALL_BITS != day {
-                used = None;
-                return None;
-            }
-            used = Some(word & CALLS);
-            ((word & CALLS) < cap).then_some(word + 1)
+            (word >> CALL_BITS == day && (word & CALLS) < cap).then_some(word + 1)
         });
-        let used = used?;
-        Some(match counted {
-            Ok(_) => Ok(Usage { limit: cap, remaining: cap - used - 1, reset_secs }),
-            Err(_) => Err(Usage { limit: cap, remaining: 0, reset_secs }),
-        })
+        // The word as the call found it: counted, refused at the cap, or of another day.
+        match counted {
+            Ok(word) => Some(Ok(Usage { limit: cap, remaining: cap - (word & CALLS) - 1, reset_secs })),
+            Err(word) if word >> CALL_BITS == day => Some(Err(Usage { limit: cap, remaining: 0, reset_secs })),
+            Err(_) => None,
+        }
     }
 
     /// Starts `day` from the shared total `shared`, unless a call did meanwhile. Calls of the
@@ -128,9 +123,7 @@ impl DailyCounters {
         let now = DateTime::from_timestamp_millis(now_millis).unwrap_or_else(Utc::now);
         let today = now.date_naive();
         let reset_secs = seconds_to_midnight(now);
-        let count = counts
-            .today
-            .get_or_init(|| Arc::clone(self.counters.lock().expect("counters lock").entry(customer_id.to_string()).or_default()));
+        let count = counts.today.get_or_init(|| super::count_of(&self.counters, customer_id));
         // The common case: a count of today's.
         if let Some(counted) = count.count(day_number(today), cap, reset_secs) {
             return Ok(counted);

@@ -24,6 +24,11 @@ pub struct InstanceCounts {
     today: std::sync::OnceLock<Arc<daily::DailyCount>>,
 }
 
+/// `customer_id`'s count in a limiter's map, made at its first call.
+fn count_of<C: Default>(counts: &std::sync::Mutex<std::collections::HashMap<String, Arc<C>>>, customer_id: &str) -> Arc<C> {
+    Arc::clone(counts.lock().expect("counts lock").entry(customer_id.to_string()).or_default())
+}
+
 impl std::fmt::Debug for InstanceCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InstanceCounts").finish_non_exhaustive()

@@ -171,5 +171,8 @@ echo "| inclusive instructions a call | share | function |"
 echo "|---|---|---|"
 callgrind_annotate --inclusive=yes --threshold=100 "$DUMP" 2>/dev/null |
   awk -v top="$TOP" '/^ *[0-9,]+ \(/ && n++ < top { print }' |
-  awk -v calls="$CALLS" -v total="$TOTAL" '{ n = $1; gsub(",", "", n); $1 = ""; $2 = ""; sub(/^ +/, ""); sub(/ \[[^]]*\]$/, "");
-    printf "| %d | %.1f%% | `%s` |\n", n / calls, 100 * n / total, substr($0, 1, 120) }'
+  awk -v calls="$CALLS" -v total="$TOTAL" '{ n = $1; gsub(",", "", n); line = $0
+    # Every event's count and share before the name (one pair, or one a simulated cache event
+    # with CACHE=1; "." for none), then the binary in brackets after it.
+    sub(/^ *(([0-9,]+ +\( *[0-9.]+%\)|\.) +)+/, "", line); sub(/ \[[^]]*\]$/, "", line)
+    printf "| %d | %.1f%% | `%s` |\n", n / calls, 100 * n / total, substr(line, 1, 120) }'

@@ -78,6 +78,10 @@ async fn metrics_move_with_the_calls_and_name_routes_not_paths() {
     assert!(moved("herald_http_requests_total", &[one[0], one[1], ("status", "4xx")]) >= 1.0);
     assert!(moved("herald_http_requests_total", &[("route", "/recipients"), ("status", "2xx"), ("instance", "demo")]) >= 1.0);
     assert!(moved("herald_http_request_duration_seconds_count", &[one[0]]) >= 2.0);
+    // Extension calls are matched outside the router and counted by their route template too.
+    let extension = ("route", "/extensions/secure/{extension_id}");
+    assert!(moved("herald_http_requests_total", &[extension, ("status", "2xx"), ("instance", "demo")]) >= 1.0, "{after}");
+    assert!(moved("herald_http_request_duration_seconds_count", &[extension]) >= 1.0, "{after}");
     assert!(moved("herald_extension_executions_total", &[("kind", "http"), ("outcome", "ok"), ("instance", "demo")]) >= 1.0);
     assert!(moved("herald_extension_execution_duration_seconds_count", &[("kind", "http")]) >= 1.0);
     // Sampled at the scrape.

@@ -64,14 +64,37 @@ pub async fn track(request: Request, next: Next) -> Response {
 
 /// `track` for a call matched outside the router (`http::extension_calls`), by its route
 /// template; the caller checks `recording()` first.
-pub async fn timed(route: String, answer: impl std::future::Future<Output = Response>) -> Response {
-    let started = Instant::now();
-    let response = answer.await;
-    let instance = response.extensions().get::<InstanceLabel>().map_or_else(|| "-".to_string(), |l| l.0.clone());
-    let status = format!("{}xx", response.status().as_u16() / 100);
-    counter!("herald_http_requests_total", "route" => route.clone(), "status" => status, "instance" => instance).increment(1);
-    histogram!("herald_http_request_duration_seconds", "route" => route).record(started.elapsed().as_secs_f64());
-    response
+///
+/// A future of its own rather than an `async fn`: an `async fn` that takes a future and awaits
+/// it keeps its argument's room beside the room of the future it awaits, so the extension call's
+/// answer, boxed at every call, was twice its own size where metrics are shown.
+pub fn timed<F: std::future::Future<Output = Response>>(route: String, answer: F) -> Timed<F> {
+    Timed { answer, timing: Some((route, Instant::now())) }
+}
+
+pin_project_lite::pin_project! {
+    /// `timed`'s answer: the wrapped one, counted and timed when it is ready.
+    pub struct Timed<F> {
+        #[pin]
+        answer: F,
+        timing: Option<(String, Instant)>,
+    }
+}
+
+impl<F: std::future::Future<Output = Response>> std::future::Future for Timed<F> {
+    type Output = Response;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Response> {
+        let this = self.project();
+        let response = std::task::ready!(this.answer.poll(cx));
+        if let Some((route, started)) = this.timing.take() {
+            let instance = response.extensions().get::<InstanceLabel>().map_or_else(|| "-".to_string(), |l| l.0.clone());
+            let status = format!("{}xx", response.status().as_u16() / 100);
+            counter!("herald_http_requests_total", "route" => route.clone(), "status" => status, "instance" => instance).increment(1);
+            histogram!("herald_http_request_duration_seconds", "route" => route).record(started.elapsed().as_secs_f64());
+        }
+        std::task::Poll::Ready(response)
+    }
 }
 
 /// One execution of an extension ended: `outcome` is a word of `runtime::outcome`.
@@ -141,5 +164,27 @@ pub fn record(sample: &Sample) {
     for (instance, open, idle) in &sample.connections {
         gauge!("herald_db_connections", "instance" => instance.clone(), "state" => "busy").set(open.saturating_sub(*idle as u32) as f64);
         gauge!("herald_db_connections", "instance" => instance.clone(), "state" => "idle").set(*idle as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timed_answer_holds_the_answer_once() {
+        let answer = async {
+            // State kept across an await, so that the future is as large as it.
+            let kept = [1u8; 4096];
+            std::future::ready(()).await;
+            Response::new(axum::body::Body::from(kept.iter().map(|&b| usize::from(b)).sum::<usize>().to_string()))
+        };
+        let alone = std::mem::size_of_val(&answer);
+        assert!(alone >= 4096, "{alone} bytes");
+        let timed = timed("/r".to_string(), answer);
+        let wrapped = std::mem::size_of_val(&timed);
+        assert!(wrapped <= alone + 64, "{wrapped} bytes around an answer of {alone}");
+        let response = futures_util::FutureExt::now_or_never(timed).expect("ready at once");
+        assert_eq!(response.status(), axum::http::StatusCode::OK);
     }
 }

@@ -141,9 +141,11 @@ echo "# $LABEL: $(( TOTAL / CALLS )) instructions a call ($TOTAL over $CALLS cal
 # What the execution logs' writer spends (its task, and SQLite's worker threads) depends on the
 # rate of calls, not on the call: it writes at most each extension's newest hundred per gathering
 # pause, so at the slow rate under valgrind it writes every call's log, and under load one in
-# hundreds. The call path without it is the figure to compare between builds.
+# hundreds. The call path without it is the figure to compare between builds. SQLite's worker
+# thread is found by its outermost frame, which a build with link-time optimization inlines into
+# the worker's own closure.
 WRITER=$(callgrind_annotate --inclusive=yes --threshold=100 "$DUMP" 2>/dev/null | awk '
-  /runtime\/logs.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)/ || /sqlx-sqlite-[^\/]*\/src\/connection\/worker.rs:std::sys::backtrace::__rust_begin_short_backtrace \[/ {
+  /runtime\/logs.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)/ || /sqlx-sqlite-[^\/]*\/src\/connection\/worker.rs:(std::sys::backtrace::__rust_begin_short_backtrace \[|sqlx_sqlite::connection::worker::ConnectionWorker::establish::\{\{closure\}\}::\{\{closure\}\}( \[|$))/ {
     n = $1; gsub(",", "", n); key = ($0 ~ /LogWriter/) ? "log" : "sqlite"; if (n + 0 > max[key]) max[key] = n + 0 }
   END { print max["log"] + max["sqlite"] }')
 if [ "${WRITER:-0}" -gt 0 ]; then
@@ -158,7 +160,7 @@ if [ "${CACHE:-0}" = 1 ]; then
       return k }
     /^Events shown:/ { events = split($0, name, " ") - 2; for (i = 1; i <= events; i++) name[i] = name[i + 2] }
     /PROGRAM TOTALS/ && !total_seen { total_seen = 1; numbers($0, total) }
-    /runtime\/logs.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)/ || /sqlx-sqlite-[^\/]*\/src\/connection\/worker.rs:std::sys::backtrace::__rust_begin_short_backtrace \[/ {
+    /runtime\/logs.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)/ || /sqlx-sqlite-[^\/]*\/src\/connection\/worker.rs:(std::sys::backtrace::__rust_begin_short_backtrace \[|sqlx_sqlite::connection::worker::ConnectionWorker::establish::\{\{closure\}\}::\{\{closure\}\}( \[|$))/ {
       key = ($0 ~ /LogWriter/) ? "log" : "sqlite"; delete row; numbers($0, row)
       if (row[1] > best[key]) { best[key] = row[1]; for (i = 1; i <= events; i++) writer[key, i] = row[i] } }
     END { line = "# simulated cache a call, without the writer:"

@@ -17,7 +17,9 @@
 # call's time goes by who asked for it, allocation and copies included.
 # WASMTIME=1 (reuse or fresh) loads and profiles `wasmtime serve -O pooling-allocator` on the
 # same component instead (with --max-instance-reuse-count 1000 for reuse; wasmtime-cli installed
-# into bench/.tools as bench/extensions.sh does): the same split, for the peer.
+# into bench/.tools as bench/extensions.sh does): the same split, for the peer. Herald still
+# starts first (it sets the component up), so without HERALD_BIN this builds the release profile
+# too, a whole-program optimization of many minutes: give a built binary, any build will do.
 # PERF=0 measures without the profiler (requests/s and CPU a call only: what `bench/compare.sh`
 # alternates between two builds). Needs perf (linux-perf); HERALD_BIN runs another build. Symbols need a build with them: the
 # script builds the release profile with debug line tables kept (CARGO_PROFILE_RELEASE_DEBUG).

@@ -143,9 +143,11 @@ echo "# $LABEL: $(( TOTAL / CALLS )) instructions a call ($TOTAL over $CALLS cal
 # pause, so at the slow rate under valgrind it writes every call's log, and under load one in
 # hundreds. The call path without it is the figure to compare between builds. SQLite's worker
 # thread is found by its outermost frame, which a build with link-time optimization inlines into
-# the worker's own closure.
+# the worker's own closure. Both reckonings below find the writer's threads by these frames
+# (read through ENVIRON, which takes the pattern as written, where -v would read its escapes).
+export WRITER_FRAMES='runtime/logs\.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)|sqlx-sqlite-[^/]*/src/connection/worker\.rs:(std::sys::backtrace::__rust_begin_short_backtrace \[|sqlx_sqlite::connection::worker::ConnectionWorker::establish::\{\{closure\}\}::\{\{closure\}\}( \[|$))'
 WRITER=$(callgrind_annotate --inclusive=yes --threshold=100 "$DUMP" 2>/dev/null | awk '
-  /runtime\/logs.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)/ || /sqlx-sqlite-[^\/]*\/src\/connection\/worker.rs:(std::sys::backtrace::__rust_begin_short_backtrace \[|sqlx_sqlite::connection::worker::ConnectionWorker::establish::\{\{closure\}\}::\{\{closure\}\}( \[|$))/ {
+  $0 ~ ENVIRON["WRITER_FRAMES"] {
     n = $1; gsub(",", "", n); key = ($0 ~ /LogWriter/) ? "log" : "sqlite"; if (n + 0 > max[key]) max[key] = n + 0 }
   END { print max["log"] + max["sqlite"] }')
 if [ "${WRITER:-0}" -gt 0 ]; then
@@ -160,7 +162,7 @@ if [ "${CACHE:-0}" = 1 ]; then
       return k }
     /^Events shown:/ { events = split($0, name, " ") - 2; for (i = 1; i <= events; i++) name[i] = name[i + 2] }
     /PROGRAM TOTALS/ && !total_seen { total_seen = 1; numbers($0, total) }
-    /runtime\/logs.rs:herald_host::runtime::logs::LogWriter::spawn::\{\{closure\}\}( \[|$)/ || /sqlx-sqlite-[^\/]*\/src\/connection\/worker.rs:(std::sys::backtrace::__rust_begin_short_backtrace \[|sqlx_sqlite::connection::worker::ConnectionWorker::establish::\{\{closure\}\}::\{\{closure\}\}( \[|$))/ {
+    $0 ~ ENVIRON["WRITER_FRAMES"] {
       key = ($0 ~ /LogWriter/) ? "log" : "sqlite"; delete row; numbers($0, row)
       if (row[1] > best[key]) { best[key] = row[1]; for (i = 1; i <= events; i++) writer[key, i] = row[i] } }
     END { line = "# simulated cache a call, without the writer:"
@@ -174,7 +176,7 @@ echo "|---|---|---|"
 callgrind_annotate --inclusive=yes --threshold=100 "$DUMP" 2>/dev/null |
   awk -v top="$TOP" '/^ *[0-9,]+ \(/ && n++ < top { print }' |
   awk -v calls="$CALLS" -v total="$TOTAL" '{ n = $1; gsub(",", "", n); line = $0
-    # Every event's count and share before the name (one pair, or one a simulated cache event
-    # with CACHE=1; "." for none), then the binary in brackets after it.
+    # Before the name, a count and a share for each event (one pair, or one a simulated cache
+    # event with CACHE=1; "." for none); after it, the binary in brackets.
     sub(/^ *(([0-9,]+ +\( *[0-9.]+%\)|\.) +)+/, "", line); sub(/ \[[^]]*\]$/, "", line)
     printf "| %d | %.1f%% | `%s` |\n", n / calls, 100 * n / total, substr(line, 1, 120) }'

@@ -104,7 +104,7 @@ pub fn decode_twice(once: &str) -> Result<String, ApiError> {
 /// A caller with a valid credential of any scope, and its instance.
 #[derive(Clone)]
 pub struct Caller {
-    pub principal: Principal,
+    pub principal: Arc<Principal>,
     pub tenant: Arc<Tenant>,
 }
 

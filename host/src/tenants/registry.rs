@@ -63,7 +63,8 @@ enum State {
 
 #[derive(Default)]
 struct Inner {
-    entries: HashMap<Arc<str>, Entry>,
+    /// Looked up at every call (`lookup`): hashed with foldhash (seeded per process), not SipHash.
+    entries: HashMap<Arc<str>, Entry, foldhash::fast::RandomState>,
     open: HashSet<Arc<str>>,
 }
 

@@ -223,7 +223,7 @@ pub struct ExecutionLog {
 }
 
 /// Executions kept per extension.
-const KEPT_EXECUTIONS: i64 = 100;
+pub const KEPT_EXECUTIONS: i64 = 100;
 
 impl TenantDb {
     /// Keeps executions (one transaction), then trims each extension's log to the newest

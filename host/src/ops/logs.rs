@@ -15,6 +15,7 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
 use tracing::Subscriber;
 use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FormatFields, FormattedFields, MakeWriter};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
@@ -24,24 +25,47 @@ use tracing_subscriber::EnvFilter;
 
 /// Installs the process's log subscriber on standard error.
 pub fn init(json: bool, ansi: bool) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let filter = filter(std::env::var("RUST_LOG").ok().as_deref());
     if json {
         // The span of a call (its request id, method and path) goes on each of its lines.
-        let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-        logs.json().with_current_span(true).with_span_list(false).init();
+        let lines = tracing_subscriber::fmt::layer().json().with_current_span(true).with_span_list(false).with_writer(std::io::stderr);
+        tracing_subscriber::registry().with(filter.0).with(filter.1).with(lines).init();
     } else {
         text(filter, ansi, std::io::stderr).init();
     }
 }
 
+/// The lines written when `RUST_LOG` says nothing (or nothing valid).
+const DEFAULT_DIRECTIVES: &str = "info,sqlx=warn";
+
+/// The filter of `directives` (`RUST_LOG`'s syntax): one of the two is set.
+///
+/// Directives of targets and levels only (all but those naming a span or a field, in brackets)
+/// go to `Targets`, which decides once per place in the code. `EnvFilter` decides the same for
+/// them, but it also follows every span in case a directive names one: a read lock on a map of
+/// spans at each entry, exit and close of any span, several times a call on a lock both cores
+/// touch, though no directive names a span (issue 41).
+fn filter(directives: Option<&str>) -> (Option<Targets>, Option<EnvFilter>) {
+    let directives = directives.map(str::trim).filter(|d| !d.is_empty()).unwrap_or(DEFAULT_DIRECTIVES);
+    if !directives.contains('[') {
+        if let Ok(targets) = directives.parse::<Targets>() {
+            return (Some(targets), None);
+        }
+    }
+    match EnvFilter::try_new(directives) {
+        Ok(filter) => (None, Some(filter)),
+        Err(_) => (Some(DEFAULT_DIRECTIVES.parse().expect("the default directives parse")), None),
+    }
+}
+
 /// The text format's subscriber: `filter`, then each span's fields kept until a line needs them
 /// (`SpanFieldsWhenWritten`), then the lines, written to `writer`.
-fn text<W>(filter: EnvFilter, ansi: bool, writer: W) -> impl Subscriber + Send + Sync
+fn text<W>(filter: (Option<Targets>, Option<EnvFilter>), ansi: bool, writer: W) -> impl Subscriber + Send + Sync
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
     let lines = tracing_subscriber::fmt::layer().fmt_fields(QuotedFields).with_ansi(ansi).with_writer(writer);
-    tracing_subscriber::registry().with(filter).with(SpanFieldsWhenWritten).with(lines)
+    tracing_subscriber::registry().with(filter.0).with(filter.1).with(SpanFieldsWhenWritten).with(lines)
 }
 
 /// Room for a request span's fields (its method, path and request id) in one allocation.
@@ -296,7 +320,7 @@ mod tests {
 
     fn logged(f: impl FnOnce()) -> String {
         let buffer = Buffer::default();
-        let subscriber = text(EnvFilter::new("info"), false, buffer.clone());
+        let subscriber = text(filter(Some("info")), false, buffer.clone());
         tracing::subscriber::with_default(subscriber, f);
         let bytes = buffer.0.lock().unwrap().clone();
         String::from_utf8(bytes).unwrap()
@@ -358,5 +382,31 @@ mod tests {
         let text = logged(|| tracing::info!("{}", "two\nlines"));
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(text.contains(r"two\nlines"), "{text}");
+    }
+
+    #[test]
+    fn directives_of_targets_and_levels_skip_the_span_following_filter() {
+        let (targets, env) = filter(None);
+        assert!(targets.is_some() && env.is_none(), "the default is targets and levels only");
+        let (targets, env) = filter(Some("info,herald_host=debug"));
+        assert!(targets.is_some() && env.is_none());
+        let (targets, env) = filter(Some("info,herald_host[request{path}]=debug"));
+        assert!(targets.is_none() && env.is_some(), "a directive naming a span needs EnvFilter");
+        let (targets, env) = filter(Some("not a [ valid directive"));
+        assert!(targets.is_some() && env.is_none(), "an invalid one falls back to the default");
+    }
+
+    #[test]
+    fn the_default_filter_writes_info_and_sqlx_warnings_only() {
+        let buffer = Buffer::default();
+        tracing::subscriber::with_default(text(filter(None), false, buffer.clone()), || {
+            tracing::debug!("hidden debug");
+            tracing::info!("shown info");
+            tracing::info!(target: "sqlx::query", "hidden sqlx info");
+            tracing::warn!(target: "sqlx::pool", "shown sqlx warning");
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("shown info") && text.contains("shown sqlx warning"), "{text}");
+        assert!(!text.contains("hidden"), "{text}");
     }
 }

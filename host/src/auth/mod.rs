@@ -179,8 +179,19 @@ mod tests {
     use crate::model::{DataModel, Environment, InstanceSettings};
     use crate::store::Backend;
 
-    async fn authenticator(dir: &std::path::Path) -> (ControlDb, Authenticator) {
-        let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.into() }).await.unwrap();
+    /// An authenticator over a fresh control plane with one credential (`k`, secret `s`), the
+    /// caller it authenticates and a token issued to it.
+    struct Issued {
+        _dir: tempfile::TempDir,
+        control: ControlDb,
+        auth: Authenticator,
+        who: Principal,
+        token: String,
+    }
+
+    async fn issued() -> Issued {
+        let dir = tempfile::tempdir().unwrap();
+        let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
         let settings =
             InstanceSettings { customer_id: "demo".into(), environment: Environment::Staging, licensed_uar: None, daily_cap: None };
         control
@@ -195,15 +206,14 @@ mod tests {
             .unwrap();
         control.insert_credential("k", "demo", &secret::hash("s"), "public", "").await.unwrap();
         let auth = Authenticator::new(control.clone()).await.unwrap();
-        (control, auth)
+        let who = auth.check_secret("k", "s").await.unwrap().expect("the credential");
+        let (token, _) = auth.issue(&who);
+        Issued { _dir: dir, control, auth, who, token }
     }
 
     #[tokio::test]
     async fn a_token_once_verified_is_known_until_it_expires_and_forgeries_never_are() {
-        let dir = tempfile::tempdir().unwrap();
-        let (_control, auth) = authenticator(dir.path()).await;
-        let who = auth.check_secret("k", "s").await.unwrap().expect("the credential");
-        let (token, _) = auth.issue(&who);
+        let Issued { _dir, auth, token, .. } = issued().await;
         let first = auth.check_token(&token).await.unwrap().expect("a valid token");
         assert_eq!((first.customer_id.as_str(), first.scope), ("demo", Scope::Public));
         assert!(first.expires > chrono::Utc::now().timestamp() + TOKEN_LIFETIME_SECS - 60, "the token's own expiry");
@@ -221,10 +231,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_revoked_credential_is_refused_once_its_lookup_is_old() {
-        let dir = tempfile::tempdir().unwrap();
-        let (control, auth) = authenticator(dir.path()).await;
-        let who = auth.check_secret("k", "s").await.unwrap().expect("the credential");
-        let (token, _) = auth.issue(&who);
+        let Issued { _dir, control, auth, who, token } = issued().await;
         assert!(auth.check_token(&token).await.unwrap().is_some());
         assert!(control.revoke_credential("k").await.unwrap());
         // Within the lookup's time to live the token still works (the documented delay); once

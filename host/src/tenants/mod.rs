@@ -30,11 +30,22 @@ pub struct Tenant {
     pub counts: crate::limits::InstanceCounts,
     /// This node's copy of the instance's media area (`media.rs`).
     media_copy: media::MediaCopy,
+    /// Set by the registry's lookups, read and cleared by its sweeps (`registry.rs`): a call
+    /// marks its instance used without a clock read or a write to a line every call shares.
+    used_lately: std::sync::atomic::AtomicBool,
 }
 
 impl Tenant {
     pub fn new(settings: InstanceSettings, model: Model, db: TenantDb, revision: i64) -> Tenant {
-        Tenant { settings, model, db, revision, counts: Default::default(), media_copy: media::MediaCopy::default() }
+        Tenant {
+            settings,
+            model,
+            db,
+            revision,
+            counts: Default::default(),
+            media_copy: media::MediaCopy::default(),
+            used_lately: Default::default(),
+        }
     }
 
     pub fn customer_id(&self) -> &str {

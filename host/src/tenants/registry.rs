@@ -5,9 +5,14 @@
 //!   record from the control plane, validates its model, opens its store and checks that the
 //!   store is there (an SQLite file that is a database, a PostgreSQL schema that exists). Two
 //!   uses arriving at once open it once (a gate per stripe of ids).
-//! - **Sleep**: an open instance that nothing uses (the registry holds the only reference) is
-//!   closed when idle past `idle_after`, or, least recently used first, when more than
-//!   `max_open` are open. Closing drops the store: its pools, and with them sqlx's connection
+//! - **Lookup**: the open instances are also published as a map that a call reads without a lock
+//!   (`arc_swap`), made anew under the registry's lock whenever an instance opens or closes. A
+//!   call marks its instance used with a flag; each sweep (every poll, and after each
+//!   activation) turns the flags it finds set into the sweep's time. So an instance's last use is
+//!   known to within a sweep, and no call takes a lock both cores take or reads the clock.
+//! - **Sleep**: an open instance that nothing uses (the registry holds the only references) is
+//!   closed when idle past `idle_after` (as of the last sweep that saw it used), or, least
+//!   recently used first, when more than `max_open` are open. Closing drops the store: its pools, and with them sqlx's connection
 //!   threads and descriptors, the writer task of its group commit, its caches.
 //! - **Faults**: an instance whose store cannot be opened answers 503 for a short while (then
 //!   the next use tries again), logged once per attempt; other instances are not affected.
@@ -19,6 +24,8 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use arc_swap::ArcSwap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -63,10 +70,17 @@ enum State {
 
 #[derive(Default)]
 struct Inner {
-    /// Looked up at every call (`lookup`): hashed with foldhash (seeded per process), not SipHash.
-    entries: HashMap<Arc<str>, Entry, foldhash::fast::RandomState>,
+    entries: HashMap<Arc<str>, Entry>,
     open: HashSet<Arc<str>>,
 }
+
+/// The open instances by id, as calls read them. Looked up at every call: hashed with foldhash
+/// (seeded per process), not SipHash.
+type Published = HashMap<Arc<str>, Arc<Tenant>, foldhash::fast::RandomState>;
+
+/// References to an open instance that the registry holds itself: its entry's and the published
+/// map's. An instance with no more is used by nothing.
+const HELD_BY_REGISTRY: usize = 2;
 
 /// Counts for the operator's metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -82,6 +96,8 @@ pub struct Tenants {
     control: ControlDb,
     settings: OpenInstances,
     inner: Mutex<Inner>,
+    /// The open instances, for `lookup`; written only under `inner`'s lock (`publish`).
+    published: ArcSwap<Published>,
     gates: Vec<tokio::sync::Mutex<()>>,
     /// The newest `updated_at` seen, and the polls made.
     cursor: Mutex<(i64, u64)>,
@@ -98,6 +114,7 @@ impl Tenants {
             control,
             settings,
             inner: Mutex::default(),
+            published: ArcSwap::default(),
             gates: (0..GATES).map(|_| tokio::sync::Mutex::new(())).collect(),
             cursor: Mutex::new((0, 0)),
             subscribers: Mutex::default(),
@@ -127,15 +144,7 @@ impl Tenants {
 
     /// The instances open now.
     pub fn open_tenants(&self) -> Vec<Arc<Tenant>> {
-        let inner = self.inner();
-        inner
-            .open
-            .iter()
-            .filter_map(|id| match &inner.entries.get(id)?.state {
-                State::Open { tenant, .. } => Some(Arc::clone(tenant)),
-                _ => None,
-            })
-            .collect()
+        self.published.load().values().cloned().collect()
     }
 
     pub fn stats(&self) -> TenantsStats {
@@ -198,6 +207,7 @@ impl Tenants {
                     if tenant.revision >= entry.revision {
                         entry.state = State::Open { tenant: Arc::clone(&tenant), used: now };
                         inner.open.insert(key);
+                        self.publish(inner);
                     }
                     self.activations.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(customer_id, micros = started.elapsed().as_micros() as u64, "instance opened");
@@ -218,18 +228,37 @@ impl Tenants {
 
     /// The open instance, or `None` when it must be opened.
     fn lookup(&self, customer_id: &str) -> Result<Option<Arc<Tenant>>, Activation> {
-        let mut inner = self.inner();
-        let entry = inner.entries.get_mut(customer_id).ok_or(Activation::Missing)?;
-        match &mut entry.state {
-            State::Open { tenant, used } => {
-                *used = Instant::now();
-                Ok(Some(Arc::clone(tenant)))
+        if let Some(tenant) = self.published.load().get(customer_id) {
+            // Written once a sweep, not at every call: the line stays shared between the cores.
+            if !tenant.used_lately.load(Ordering::Relaxed) {
+                tenant.used_lately.store(true, Ordering::Relaxed);
             }
+            return Ok(Some(Arc::clone(tenant)));
+        }
+        let inner = self.inner();
+        let entry = inner.entries.get(customer_id).ok_or(Activation::Missing)?;
+        match &entry.state {
+            // Opened since the published map was read.
+            State::Open { tenant, .. } => Ok(Some(Arc::clone(tenant))),
             State::Broken { revision, reason, until } if *revision == entry.revision && Instant::now() < *until => {
                 Err(Activation::Unavailable(Arc::clone(reason)))
             }
             _ => Ok(None),
         }
+    }
+
+    /// Publishes `inner`'s open instances for `lookup`. Called under `inner`'s lock, so that two
+    /// changes publish in the order they were made.
+    fn publish(&self, inner: &Inner) {
+        let open: Published = inner
+            .open
+            .iter()
+            .filter_map(|id| match &inner.entries.get(id)?.state {
+                State::Open { tenant, .. } => Some((Arc::clone(id), Arc::clone(tenant))),
+                _ => None,
+            })
+            .collect();
+        self.published.store(Arc::new(open));
     }
 
     async fn open(&self, customer_id: &str) -> anyhow::Result<Tenant> {
@@ -244,16 +273,19 @@ impl Tenants {
     /// then, least recently used first, as many more as are over the cap.
     pub fn put_to_sleep(&self, now: Instant) {
         let closing = {
-            let mut inner = self.inner();
+            let mut guard = self.inner();
+            let inner = &mut *guard;
             let over = inner.open.len().saturating_sub(self.settings.max_open);
-            let mut unused: Vec<(Instant, Arc<str>)> = inner
-                .open
-                .iter()
-                .filter_map(|id| match &inner.entries.get(id)?.state {
-                    State::Open { tenant, used } if Arc::strong_count(tenant) == 1 => Some((*used, Arc::clone(id))),
-                    _ => None,
-                })
-                .collect();
+            let mut unused: Vec<(Instant, Arc<str>)> = Vec::new();
+            for id in &inner.open {
+                let Some(Entry { state: State::Open { tenant, used }, .. }) = inner.entries.get_mut(id) else { continue };
+                if tenant.used_lately.swap(false, Ordering::Relaxed) {
+                    *used = now.max(*used);
+                }
+                if Arc::strong_count(tenant) == HELD_BY_REGISTRY {
+                    unused.push((*used, Arc::clone(id)));
+                }
+            }
             unused.sort();
             let mut closing = Vec::new();
             for (i, (used, id)) in unused.into_iter().enumerate() {
@@ -266,6 +298,9 @@ impl Tenants {
                         closing.push(tenant);
                     }
                 }
+            }
+            if !closing.is_empty() {
+                self.publish(inner);
             }
             closing
         };
@@ -288,7 +323,9 @@ impl Tenants {
         let mut newest = since;
         let mut changed = Vec::new();
         {
-            let mut inner = self.inner();
+            let mut guard = self.inner();
+            let inner = &mut *guard;
+            let mut closed = false;
             for (id, revision, updated_at) in changes {
                 newest = newest.max(updated_at);
                 match inner.entries.get_mut(id.as_str()) {
@@ -298,6 +335,7 @@ impl Tenants {
                         if matches!(entry.state, State::Open { .. }) {
                             entry.state = State::Asleep;
                             inner.open.remove(id.as_str());
+                            closed = true;
                         }
                         changed.push(id);
                     }
@@ -306,6 +344,9 @@ impl Tenants {
                         changed.push(id);
                     }
                 }
+            }
+            if closed {
+                self.publish(inner);
             }
         }
         *self.cursor.lock().expect("cursor lock") = (newest, polls + 1);
@@ -368,4 +409,77 @@ fn stripe(customer_id: &str) -> usize {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     customer_id.hash(&mut hasher);
     (hasher.finish() as usize) % GATES
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::{OpenInstances, Tenants};
+    use crate::store::{Backend, ControlDb};
+
+    /// The demo's two instances ("demo", "demo-staging") in a registry of these settings.
+    async fn registry(max_open: usize, idle_after: Duration) -> (tempfile::TempDir, Arc<Tenants>) {
+        let dir = tempfile::tempdir().unwrap();
+        let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
+        assert!(super::super::demo::ensure(&control).await.unwrap());
+        let tenants = Tenants::load(control, OpenInstances { max_open, idle_after }).await.unwrap();
+        (dir, tenants)
+    }
+
+    #[tokio::test]
+    async fn a_use_since_the_last_sweep_keeps_an_instance_open_and_none_lets_it_sleep() {
+        let minute = Duration::from_secs(60);
+        let (_dir, tenants) = registry(10, minute).await;
+        let opened = tenants.activate("demo").await.unwrap();
+        let found = tenants.activate("demo").await.unwrap();
+        assert!(Arc::ptr_eq(&opened, &found), "an open instance is found, not opened again");
+        drop((opened, found));
+        assert_eq!(tenants.stats().activations, 1);
+
+        // Used (the second call) since the last sweep: kept, with the sweep's time as its last use.
+        let later = Instant::now() + 2 * minute;
+        tenants.put_to_sleep(later);
+        assert_eq!(tenants.stats().open, 1, "used since the last sweep");
+        // Not used since: idle from that sweep on.
+        tenants.put_to_sleep(later + minute / 2);
+        assert_eq!(tenants.stats().open, 1, "idle for less than the setting");
+        tenants.put_to_sleep(later + minute);
+        assert_eq!((tenants.stats().open, tenants.stats().evictions), (0, 1), "idle for the setting");
+        assert!(tenants.open_tenants().is_empty(), "no longer published");
+
+        let reopened = tenants.activate("demo").await.unwrap();
+        assert_eq!(tenants.stats().activations, 2, "opened again on its next use");
+        // In use: never closed under its user, however idle.
+        tenants.put_to_sleep(later + 10 * minute);
+        tenants.put_to_sleep(later + 20 * minute);
+        assert_eq!(tenants.stats().open, 1);
+        assert!(Arc::ptr_eq(&reopened, &tenants.activate("demo").await.unwrap()));
+    }
+
+    #[tokio::test]
+    async fn over_the_cap_the_instance_not_used_since_the_last_sweep_sleeps_first() {
+        let (_dir, tenants) = registry(1, Duration::from_secs(3600)).await;
+        let open_ids = || tenants.open_tenants().iter().map(|t| t.customer_id().to_string()).collect::<Vec<_>>();
+        // Both open at once (over the cap of 1, as both are in use), "demo" opened first.
+        let demo = tenants.activate("demo").await.unwrap();
+        let staging = tenants.activate("demo-staging").await.unwrap();
+        assert_eq!(tenants.stats().open, 2, "instances in use are never closed under their users");
+        drop((demo, staging));
+        // "demo" used since: the sweep makes it the more recent, and the cap puts the other to sleep.
+        drop(tenants.activate("demo").await.unwrap());
+        tenants.put_to_sleep(Instant::now() + Duration::from_secs(1));
+        assert_eq!(open_ids(), ["demo"]);
+        assert_eq!(tenants.stats().evictions, 1);
+        // Opening the other over the cap puts "demo", unused, to sleep.
+        drop(tenants.activate("demo-staging").await.unwrap());
+        assert_eq!(open_ids(), ["demo-staging"]);
+    }
+
+    #[tokio::test]
+    async fn an_unknown_instance_is_missing() {
+        let (_dir, tenants) = registry(10, Duration::from_secs(60)).await;
+        assert!(matches!(tenants.activate("nobody").await, Err(super::Activation::Missing)));
+    }
 }

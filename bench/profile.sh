@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where a call's time goes (issues 20 and 41: the profiles behind the gaps BENCHMARKS.md reports): the
 # server under a wrk load (-t1 -c$CONNS for $DURATION s) while `perf record` samples it, then the
-# heaviest symbols (self time) and their share, grouped into the parts of a call, each also in
+# heaviest symbols (self time) and their share, grouped into the parts of a call (the system
+# calls' libc stubs with the kernel's side of them, the guest's own code with wasmtime), each also in
 # microseconds of the server's CPU a call (its CPU time over the load, from /proc). Self time only:
 # a release build has no frame pointers, so perf's call chains (and inclusive times) are partial.
 #
@@ -121,7 +122,8 @@ awk -v call="$CPU_CALL" '
     if (s ~ /\[k\]/ && s ~ /futex|schedule|switch_to|finish_task_switch|try_to_wake|ttwu|pick_next|enqueue_task|dequeue_task|update_curr|__switch|spin_unlock_irq|irqentry_exit/) g = "kernel: thread switches, wake-ups, interrupts"
     else if (s ~ /\[k\]/ && s ~ /tcp|ip_|skb|sock|net_|__dev|loopback|inet|epoll|sys_recv|sys_send|__sys|syscall|entry_SYSCALL|do_syscall/) g = "kernel: sockets, epoll and system calls"
     else if (s ~ /\[k\]/) g = "kernel: other (memory, page faults, ...)"
-    else if (s ~ /wasmtime|cranelift|wasm\[|component|wasi|Instance|Store|[Pp]ooling/) g = "wasmtime: instance, call, WASI"
+    else if (s ~ /__GI___writev|__libc_(recv|send|read|write)|epoll_wait@|__GI___poll/) g = "kernel: sockets, epoll and system calls"
+    else if (s ~ /wasmtime|cranelift|wasm\[|module_start|trampoline|component|wasi|Instance|Store|[Pp]ooling/) g = "wasmtime: instance, call, WASI"
     else if (s ~ /hyper|h1|http::|httparse|headers/) g = "hyper and http: parsing and writing HTTP"
     else if (s ~ /sqlx|sqlite|postgres|Pg|libsqlite/) g = "sqlx and the database"
     else if (s ~ /tokio|mio|parking|crossbeam/) g = "tokio: scheduling and I/O"

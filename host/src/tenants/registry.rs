@@ -12,8 +12,9 @@
 //!   known to within a sweep, and no call takes a lock both cores take or reads the clock.
 //! - **Sleep**: an open instance that nothing uses (the registry holds the only references) is
 //!   closed when idle past `idle_after` (as of the last sweep that saw it used), or, least
-//!   recently used first, when more than `max_open` are open. Closing drops the store: its pools, and with them sqlx's connection
-//!   threads and descriptors, the writer task of its group commit, its caches.
+//!   recently used first, when more than `max_open` are open. Closing drops the store: its
+//!   pools, and with them sqlx's connection threads and descriptors, the writer task of its
+//!   group commit, its caches.
 //! - **Faults**: an instance whose store cannot be opened answers 503 for a short while (then
 //!   the next use tries again), logged once per attempt; other instances are not affected.
 //! - **Changes**: the control plane's changes are read every poll (`ControlDb::changed_since`: the
@@ -24,11 +25,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use arc_swap::ArcSwap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use tokio::sync::mpsc;
 
 use super::{OpenInstances, Tenant};
@@ -229,17 +229,13 @@ impl Tenants {
     /// The open instance, or `None` when it must be opened.
     fn lookup(&self, customer_id: &str) -> Result<Option<Arc<Tenant>>, Activation> {
         if let Some(tenant) = self.published.load().get(customer_id) {
-            // Written once a sweep, not at every call: the line stays shared between the cores.
-            if !tenant.used_lately.load(Ordering::Relaxed) {
-                tenant.used_lately.store(true, Ordering::Relaxed);
-            }
-            return Ok(Some(Arc::clone(tenant)));
+            return Ok(Some(used(tenant)));
         }
         let inner = self.inner();
         let entry = inner.entries.get(customer_id).ok_or(Activation::Missing)?;
         match &entry.state {
             // Opened since the published map was read.
-            State::Open { tenant, .. } => Ok(Some(Arc::clone(tenant))),
+            State::Open { tenant, .. } => Ok(Some(used(tenant))),
             State::Broken { revision, reason, until } if *revision == entry.revision && Instant::now() < *until => {
                 Err(Activation::Unavailable(Arc::clone(reason)))
             }
@@ -403,6 +399,15 @@ impl Lookout {
         }
         std::mem::take(&mut self.ids)
     }
+}
+
+/// `tenant`, marked used for the next sweep. The flag is written once a sweep, not at every call:
+/// its line stays shared between the cores.
+fn used(tenant: &Arc<Tenant>) -> Arc<Tenant> {
+    if !tenant.used_lately.load(Ordering::Relaxed) {
+        tenant.used_lately.store(true, Ordering::Relaxed);
+    }
+    Arc::clone(tenant)
 }
 
 fn stripe(customer_id: &str) -> usize {

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 #[path = "../host/src/runtime/custom_section.rs"]
 mod custom_section;
 
-const GUESTS: [&str; 29] = [
+const GUESTS: [&str; 30] = [
     "echo",
     "open-webhook",
     "spin",
@@ -45,6 +45,7 @@ const GUESTS: [&str; 29] = [
     "crm-call",
     "counter",
     "signature-probe",
+    "busy",
 ];
 
 fn main() {

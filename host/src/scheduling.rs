@@ -88,6 +88,21 @@ impl<F: Future> Future for WithLongTurns<F> {
     }
 }
 
+/// Lowers the calling thread's priority by `nice` steps (to at most 19, the lowest), for the
+/// threads of queued work and of guests (`who`, for the warning). On Linux the nice value belongs
+/// to the thread (`setpriority` with no process id sets the caller's only); elsewhere it would be
+/// the whole process's, the API's too, so nothing is changed there.
+pub fn lower_priority(nice: u8, who: &str) {
+    if nice == 0 || !cfg!(target_os = "linux") {
+        return;
+    }
+    let lowered = rustix::process::getpriority_process(None)
+        .and_then(|current| rustix::process::setpriority_process(None, (current + i32::from(nice)).min(19)));
+    if let Err(e) = lowered {
+        tracing::warn!(error = %e, "the {who} run at the API's priority: theirs could not be lowered");
+    }
+}
+
 fn set_turn(ns: u64) {
     if let Err(e) = os::set(0, ns) {
         tracing::debug!(error = %e, turn_ns = ns, "this thread keeps the kernel's default turn");

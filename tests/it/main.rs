@@ -12,6 +12,7 @@ mod bulk_records;
 mod cli;
 mod cluster;
 mod conventions;
+mod cpu_budget;
 mod docs;
 mod extensions;
 mod filters;

@@ -7,7 +7,7 @@ import type { JsonObject } from "../api";
 import { href, useLoad } from "../hooks";
 import { Rows, Section, Show, show } from "../ui";
 import { extensionId, OUTCOME_MEANING, TryIt, useExecutions } from "./Extensions";
-import type { Execution, ExtensionItem } from "./Extensions";
+import type { Execution, ExecutionUsage, ExtensionItem } from "./Extensions";
 import { When } from "../time";
 
 /** One extension: its configuration, a chart and a table of its executions, and "try it". */
@@ -63,10 +63,15 @@ export function Extension({ id }: { id: string }) {
               <CallsChart executions={list} />
               <Rows
                 label="Executions"
-                columns={["At", "Duration", "Outcome", "Log", "Input"]}
+                columns={["At", "Duration", "CPU", "Outcome", "Log", "Input"]}
                 rows={list.map((e) => [
                   <When value={e.at} />,
                   `${e.durationMs} ms`,
+                  e.usage ? (
+                    <span title={usageTitle(e.usage)}>{`${(e.usage.cpuUs / 1000).toFixed(1)} ms`}</span>
+                  ) : (
+                    ""
+                  ),
                   <span class={e.outcome === "ok" ? "ok" : "failed"} title={OUTCOME_MEANING[e.outcome] ?? ""}>
                     {e.outcome}
                     {e.reason ? <small class="reason">: {e.reason}</small> : null}
@@ -82,6 +87,17 @@ export function Extension({ id }: { id: string }) {
       </Section>
     </>
   );
+}
+
+/** An execution's receipt in words, for the CPU cell's tooltip. */
+function usageTitle(u: ExecutionUsage): string {
+  return [
+    `CPU ${(u.cpuUs / 1000).toFixed(1)} ms of ${(u.wallUs / 1000).toFixed(1)} ms`,
+    `waited ${(u.waitUs / 1000).toFixed(1)} ms for a turn`,
+    `peak memory ${(u.peakMemoryBytes / 1048576).toFixed(1)} MiB`,
+    `${u.hostCalls} host calls`,
+    `${u.outboundRequests} outbound requests (${u.outboundBytes} bytes)`,
+  ].join(", ");
 }
 
 /**

@@ -235,13 +235,25 @@ export function TryIt({ url }: { url: string }) {
 export type Execution = {
   at: number;
   durationMs: number;
-  /** ok, error, deadline, memory, trap or fault: the words of every page, log and tool. */
+  /** ok, error, deadline, cpu, memory, trap or fault: the words of every page, log and tool. */
   outcome: string;
   reason?: string;
   log: string[];
   stdout: string;
   stderr: string;
   input?: JsonObject;
+  /** What it used (absent from executions recorded before receipts). */
+  usage?: ExecutionUsage;
+};
+
+export type ExecutionUsage = {
+  cpuUs: number;
+  wallUs: number;
+  waitUs: number;
+  peakMemoryBytes: number;
+  hostCalls: number;
+  outboundRequests: number;
+  outboundBytes: number;
 };
 
 /** What each outcome of a call means (as the server's documentation says it). */
@@ -249,6 +261,7 @@ export const OUTCOME_MEANING: Record<string, string> = {
   ok: "the extension answered",
   error: "the extension answered with an error of its own (a returned error, an answer 5xx)",
   deadline: "the extension ran past its deadline",
+  cpu: "the extension used up its CPU budget (cpu_ms)",
   memory: "the extension reached its memory cap",
   trap: "the extension trapped (a panic, no answer)",
   fault: "Herald failed the call",

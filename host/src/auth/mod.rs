@@ -192,8 +192,13 @@ mod tests {
     async fn issued() -> Issued {
         let dir = tempfile::tempdir().unwrap();
         let control = ControlDb::open(&Backend::Sqlite { data_dir: dir.path().into() }).await.unwrap();
-        let settings =
-            InstanceSettings { customer_id: "demo".into(), environment: Environment::Staging, licensed_uar: None, daily_cap: None };
+        let settings = InstanceSettings {
+            customer_id: "demo".into(),
+            environment: Environment::Staging,
+            licensed_uar: None,
+            daily_cap: None,
+            cpu_weight: None,
+        };
         control
             .put_instance(
                 &settings,

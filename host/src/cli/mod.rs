@@ -115,6 +115,10 @@ pub struct ConfigArgs {
     /// The memory a call may use, in MiB (within the operator's maximum).
     #[arg(long)]
     pub memory_mb: Option<u64>,
+    /// The processor time a call may use, in milliseconds (within the operator's maximum; time
+    /// waiting for I/O does not count).
+    #[arg(long)]
+    pub cpu_ms: Option<u64>,
     /// An authheader's host (repeat for several).
     #[arg(long = "bound-host")]
     pub bound_hosts: Vec<String>,
@@ -157,6 +161,9 @@ impl ConfigArgs {
         }
         if let Some(mb) = self.memory_mb {
             json["memory_mb"] = mb.into();
+        }
+        if let Some(ms) = self.cpu_ms {
+            json["cpu_ms"] = ms.into();
         }
         if !self.bound_hosts.is_empty() {
             json["bound_hosts"] = self.bound_hosts.clone().into();
@@ -256,6 +263,21 @@ pub struct ExtensionRuntimeArgs {
     /// The most MiB an extension may ask for (an upload asking for more is refused).
     #[arg(long, env = "HERALD_MAX_EXTENSION_MEMORY_MB", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub max_extension_memory_mb: u64,
+    /// Milliseconds of processor time a call of an extension may use when the extension asks
+    /// for no other budget (`cpu_ms` in its configuration); waiting for I/O does not count.
+    #[arg(long, env = "HERALD_EXTENSION_CPU_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=300_000))]
+    pub extension_cpu_ms: u64,
+    /// The most milliseconds of processor time an extension may ask for (an upload asking for
+    /// more is refused).
+    #[arg(long, env = "HERALD_MAX_EXTENSION_CPU_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1..=300_000))]
+    pub max_extension_cpu_ms: u64,
+    /// Threads that run extensions, apart from the API's (0: one per core); each is one turn of
+    /// the fair share between instances.
+    #[arg(long, env = "HERALD_GUEST_THREADS", default_value_t = 0)]
+    pub guest_threads: usize,
+    /// How many nice steps below the API the threads that run extensions run (0 to 19).
+    #[arg(long, env = "HERALD_GUEST_NICE", default_value_t = crate::runtime::DEFAULT_GUEST_NICE, value_parser = clap::value_parser!(u8).range(0..=19))]
+    pub guest_nice: u8,
     /// Let extensions call loopback, private and link-local addresses.
     #[arg(long, env = "HERALD_OUTBOUND_PRIVATE")]
     pub outbound_private: bool,
@@ -275,6 +297,10 @@ impl ExtensionRuntimeArgs {
             memory_bytes: (self.extension_memory_mb.min(self.max_extension_memory_mb) as usize) << 20,
             max_memory_bytes: (self.max_extension_memory_mb as usize) << 20,
             compiled_dir: self.compiled_dir.clone(),
+            cpu_budget: std::time::Duration::from_millis(self.extension_cpu_ms.min(self.max_extension_cpu_ms)),
+            max_cpu_budget: std::time::Duration::from_millis(self.max_extension_cpu_ms),
+            guest_threads: self.guest_threads,
+            guest_nice: self.guest_nice,
             ..Default::default()
         }
     }

@@ -8,7 +8,7 @@
 //! business) and the body, and its response goes back as it made it. Answers of Herald itself:
 //! 404 unknown extension (or not an http extension); 403 an open extension on the secure endpoint
 //! or the other way round; then by the call's outcome (`runtime::outcome`): 502 `trap` or
-//! `memory`, 504 `deadline`, 500 `fault` (Herald's). These have empty bodies; the reason is in
+//! `memory`, 504 `deadline` or `cpu`, 500 `fault` (Herald's). These have empty bodies; the reason is in
 //! the execution's log. An `error` (an answer 5xx) is the extension's own answer, passed on. An asynchronous
 //! extension's call is answered 202 `{"queueId"}` instead (see `extension_status`).
 
@@ -47,7 +47,7 @@ pub(super) fn logs_router() -> Router<ApiContext> {
         (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
         (status = 403, description = "The extension is not of this endpoint (open or secure)."),
         (status = 502, description = "The extension failed (a trap or a broken answer)."),
-        (status = 504, description = "The extension ran past its deadline.")))]
+        (status = 504, description = "The extension ran past its deadline, or used up its CPU budget (`cpu_ms`).")))]
 #[allow(dead_code)]
 fn secure() {}
 
@@ -71,7 +71,7 @@ pub(super) async fn call_secure(ctx: &ApiContext, tenant: &Arc<Tenant>, id: &str
         (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
         (status = 403, description = "The extension is not of this endpoint (open or secure)."),
         (status = 502, description = "The extension failed (a trap or a broken answer)."),
-        (status = 504, description = "The extension ran past its deadline.")))]
+        (status = 504, description = "The extension ran past its deadline, or used up its CPU budget (`cpu_ms`).")))]
 #[allow(dead_code)]
 fn open() {}
 
@@ -227,8 +227,8 @@ struct LogQuery {
     responses((status = 200, description = "The executions.", body = Vec<s::Execution>)))]
 /// GET `/extensions/logs/{extensionId}?limit=20`: the newest executions of an extension (at most
 /// 100 are kept), for the instance's operator: `[{"at", "durationMs", "outcome", "log", "stdout",
-/// "stderr", "input"?}]`, newest first. `outcome` is a word of `runtime::outcome` (`ok`,
-/// `error`, `deadline`, `memory`, `trap`, `fault`) with its `reason`; an execution that did not
+/// "stderr", "input"?, "usage"?}]`, newest first. `outcome` is a word of `runtime::outcome` (`ok`,
+/// `error`, `deadline`, `cpu`, `memory`, `trap`, `fault`) with its `reason`; an execution that did not
 /// end `ok` has its `input`, which `herald extension run --input` and `replay` take.
 async fn logs(
     caller: PublicCaller,
@@ -253,6 +253,7 @@ async fn logs(
                     stdout: e.stdout,
                     stderr: e.stderr,
                     input: e.input.as_deref().and_then(|i| serde_json::from_str(i).ok()),
+                    usage: e.usage.map(Into::into),
                 }
             })
             .collect(),
@@ -267,7 +268,7 @@ async fn logs(
         (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
         (status = 403, description = "The extension is not of this endpoint (open or secure)."),
         (status = 502, description = "The extension failed (a trap or a broken answer)."),
-        (status = 504, description = "The extension ran past its deadline.")))]
+        (status = 504, description = "The extension ran past its deadline, or used up its CPU budget (`cpu_ms`).")))]
 #[allow(dead_code)]
 fn secure_with_path() {}
 
@@ -279,6 +280,6 @@ fn secure_with_path() {}
         (status = 202, description = "An asynchronous extension: the call is stored; ask its status with the handle.", body = s::QueueHandle),
         (status = 403, description = "The extension is not of this endpoint (open or secure)."),
         (status = 502, description = "The extension failed (a trap or a broken answer)."),
-        (status = 504, description = "The extension ran past its deadline.")))]
+        (status = 504, description = "The extension ran past its deadline, or used up its CPU budget (`cpu_ms`).")))]
 #[allow(dead_code)]
 fn open_with_path() {}

@@ -35,9 +35,23 @@ pub struct InstanceSettings {
     /// Operator override of the daily call cap.
     #[serde(default)]
     pub daily_cap: Option<u64>,
+    /// Its share of the node's guest threads against the other instances with work to run, as a
+    /// weight from 1 to 10,000 (100 when unset): two instances of weights 100 and 300 that both
+    /// keep extensions busy get a quarter and three quarters of the processor time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_weight: Option<u32>,
 }
 
+/// The CPU weight of an instance whose definition sets none, and the range of the setting.
+pub const DEFAULT_CPU_WEIGHT: u32 = 100;
+pub const MAX_CPU_WEIGHT: u32 = 10_000;
+
 impl InstanceSettings {
+    /// Its weight in the fair share of the node's guest threads (`cpu_weight`).
+    pub fn cpu_weight(&self) -> u32 {
+        self.cpu_weight.unwrap_or(DEFAULT_CPU_WEIGHT)
+    }
+
     /// The daily call cap: the override, or 5 × licensed UAR in production, 5000 in staging.
     pub fn effective_daily_cap(&self) -> u64 {
         match (self.daily_cap, self.environment) {

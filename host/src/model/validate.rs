@@ -32,6 +32,13 @@ pub fn validate_settings(settings: &InstanceSettings) -> Result<(), String> {
             settings.customer_id
         ));
     }
+    if let Some(weight) = settings.cpu_weight.filter(|w| !(1..=super::definition::MAX_CPU_WEIGHT).contains(w)) {
+        return Err(format!(
+            "instance '{}': cpu_weight {weight} is out of range; it is a weight from 1 to {} (100 when unset)",
+            settings.customer_id,
+            super::definition::MAX_CPU_WEIGHT
+        ));
+    }
     Ok(())
 }
 

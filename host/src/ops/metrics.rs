@@ -97,13 +97,19 @@ impl<F: std::future::Future<Output = Response>> std::future::Future for Timed<F>
     }
 }
 
-/// One execution of an extension ended: `outcome` is a word of `runtime::outcome`.
-pub fn extension_execution(kind: &'static str, outcome: &'static str, instance: &str, seconds: f64) {
+/// One execution of an extension ended: `outcome` is a word of `runtime::outcome`; `seconds` its
+/// wall time, `cpu_us` the processor time it used and `wait_us` the time it waited for
+/// a turn of the guest threads (`runtime::fair`). The processor's and the wait's totals are the
+/// node's, by kind: per instance they are the usage books' (a series per instance would not stay
+/// bounded on a node of 10,000 instances).
+pub fn extension_execution(kind: &'static str, outcome: &'static str, instance: &str, seconds: f64, cpu_us: u64, wait_us: u64) {
     if !RECORDING.load(Ordering::Relaxed) {
         return;
     }
     counter!("herald_extension_executions_total", "kind" => kind, "outcome" => outcome, "instance" => instance.to_string()).increment(1);
     histogram!("herald_extension_execution_duration_seconds", "kind" => kind).record(seconds);
+    counter!("herald_extension_cpu_microseconds_total", "kind" => kind).increment(cpu_us);
+    counter!("herald_extension_turn_wait_microseconds_total", "kind" => kind).increment(wait_us);
 }
 
 /// A flow run ended (`done` or `failed`).

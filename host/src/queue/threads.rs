@@ -28,7 +28,7 @@ pub fn background_runtime(threads: usize, nice: u8, own_cores: bool) -> io::Resu
         .worker_threads(threads)
         .thread_name("herald-async")
         .on_thread_start(move || {
-            lower_priority(nice);
+            crate::scheduling::lower_priority(nice, "queue's threads");
             crate::scheduling::long_turns();
             if let Some(cores) = &cores {
                 keep_to(cores);
@@ -78,20 +78,6 @@ fn keep_to(cores: &[usize]) {
 
 #[cfg(not(target_os = "linux"))]
 fn keep_to(_cores: &[usize]) {}
-
-/// Lowers the calling thread's priority by `nice` steps (to at most 19, the lowest). On Linux
-/// the nice value belongs to the thread (`setpriority` with no process id sets the caller's
-/// only); elsewhere it would be the whole process's, the API's too, so nothing is changed there.
-fn lower_priority(nice: u8) {
-    if nice == 0 || !cfg!(target_os = "linux") {
-        return;
-    }
-    let lowered = rustix::process::getpriority_process(None)
-        .and_then(|current| rustix::process::setpriority_process(None, (current + i32::from(nice)).min(19)));
-    if let Err(e) = lowered {
-        tracing::warn!(error = %e, "the queue's threads run at the API's priority: theirs could not be lowered");
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, UpdateDeadline};
 
+use super::fair::shares::AccountId;
+use super::fair::CallMeter;
 use super::input::RecordedInput;
 use super::journal::Journal;
 use super::outcome::{is_memory, HostFault, Outcome};
@@ -18,7 +20,7 @@ use super::state::{Authorizer, CallState};
 use super::warm::WarmKeyRef;
 use super::{Prepared, Runtime};
 use crate::secrets::redact;
-use crate::store::tenant::ExecutionLog;
+use crate::store::tenant::{ExecutionLog, Usage};
 use crate::tenants::Tenant;
 
 /// Why a call produced no result: the outcomes of `outcome.rs` other than `ok` and `error` (an
@@ -27,6 +29,8 @@ use crate::tenants::Tenant;
 pub enum CallFailure {
     /// The extension ran past its deadline.
     Deadline,
+    /// The extension used up its CPU budget (the reason says which, and how much it used).
+    Cpu(String),
     /// The extension reached its memory cap.
     Memory(String),
     /// The extension trapped, panicked, never answered, or could not start.
@@ -39,6 +43,7 @@ impl CallFailure {
     pub fn outcome(&self) -> Outcome {
         match self {
             CallFailure::Deadline => Outcome::Deadline,
+            CallFailure::Cpu(_) => Outcome::Cpu,
             CallFailure::Memory(_) => Outcome::Memory,
             CallFailure::Trap(_) => Outcome::Trap,
             CallFailure::Fault(_) => Outcome::Fault,
@@ -48,7 +53,7 @@ impl CallFailure {
     pub fn reason(&self) -> Option<&str> {
         match self {
             CallFailure::Deadline => None,
-            CallFailure::Memory(reason) | CallFailure::Trap(reason) | CallFailure::Fault(reason) => Some(reason),
+            CallFailure::Cpu(reason) | CallFailure::Memory(reason) | CallFailure::Trap(reason) | CallFailure::Fault(reason) => Some(reason),
         }
     }
 
@@ -134,6 +139,9 @@ pub struct Call {
     pub journal: Option<Journal>,
 }
 
+/// How an execution ended, with the lines its guest logged.
+pub(crate) type Ended<T> = (Result<T, CallFailure>, Vec<String>);
+
 /// Gives the input of an execution that failed, for its record (`input.rs`).
 pub type Recorder = Box<dyn FnOnce() -> RecordedInput + Send>;
 
@@ -197,58 +205,104 @@ impl Runtime {
     pub(crate) fn logged_execution<I: Invocation>(
         self: &Arc<Self>,
         call: Call,
-        mut invocation: I,
+        invocation: I,
     ) -> impl Future<Output = (Result<I::Output, CallFailure>, Vec<String>)> + Send + 'static {
-        let Call { extension, id, tenant, deadline, context, lineage, journal } = call;
-        let recorder = invocation.recorder();
-        let answered_error = invocation.answered_error();
-        // Local runs never reuse: each is the first call of its component.
-        let reuse = extension.config.reuse.filter(|_| I::REUSES_INSTANCE && journal.is_none());
-        let key = WarmKeyRef { customer: tenant.customer_id(), extension: &id, version: &extension.version };
-        let (mut store, served) = match reuse.and_then(|_| self.warm.take(key)) {
-            Some(warm) => {
-                let mut store = warm.store;
-                store.data_mut().begin_next_call(tenant, I::HEADERS_FOR_OUTBOUND.then_some(self));
-                (store, warm.calls)
-            }
-            None => {
-                let authorizer = I::HEADERS_FOR_OUTBOUND.then(|| Authorizer::new(self, &tenant));
-                let state =
-                    CallState::new(tenant, Arc::clone(&self.clock), &extension.config, &self.settings, &self.operator_hosts, authorizer);
-                let mut store = Store::new(self.engine(), state);
-                store.limiter(|s| &mut s.limits);
-                (store, 0)
-            }
-        };
-        let state = store.data_mut();
-        state.secrets = I::READS_SECRETS.then(|| self.secrets.clone());
-        state.signing = I::CHECKS_SIGNATURES.then(|| self.secrets.clone());
-        state.signature_checks = 0;
-        state.context = context;
-        state.lineage = lineage;
-        state.triggers = self.triggers.get().cloned();
-        state.journal = journal.clone();
-        let warm = Arc::clone(&self.warm);
-        let started = Instant::now();
-        // Every tick the guest yields, so one busy extension cannot hold a worker thread; past
-        // its deadline it is interrupted.
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if started.elapsed() >= deadline {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
-        let logs = self.logs.clone();
+        let running = self.spawn_execution(call, invocation);
         async move {
+            match running.await {
+                Ok(ended) => ended,
+                // Only a panic of Herald's own (the guest's are traps) or a server stopping.
+                Err(e) => (Err(CallFailure::Fault(format!("the execution did not end normally: {e}"))), Vec::new()),
+            }
+        }
+    }
+
+    /// Starts the execution of `invocation` for `call` on the guest threads, on its instance's
+    /// turns of the fair share (`fair/`); it runs to its end even if the handle is dropped.
+    pub(crate) fn spawn_execution<I: Invocation>(self: &Arc<Self>, call: Call, invocation: I) -> tokio::task::JoinHandle<Ended<I::Output>> {
+        let meter = Arc::new(CallMeter::new(self.cpu_budget(&call.extension.config)));
+        let account = self.fair.join(call.tenant.customer_id(), call.tenant.settings.cpu_weight());
+        let run = self.run_execution(call, invocation, account, Arc::clone(&meter));
+        self.guests.spawn(self.fair.metered(account, meter, run))
+    }
+
+    /// The execution itself, polled on its turns (`spawn_execution`). Its log is kept when it
+    /// ends: successful ones batched (`logs.rs`), failures at once.
+    fn run_execution<I: Invocation>(
+        self: &Arc<Self>,
+        call: Call,
+        mut invocation: I,
+        account: AccountId,
+        meter: Arc<CallMeter>,
+    ) -> impl Future<Output = Ended<I::Output>> + Send + 'static {
+        let runtime = Arc::clone(self);
+        // From before its first turn: the wait for it is part of the call's time.
+        let started = Instant::now();
+        async move {
+            let Call { extension, id, tenant, deadline, context, lineage, journal } = call;
+            let recorder = invocation.recorder();
+            let answered_error = invocation.answered_error();
+            // Local runs never reuse: each is the first call of its component.
+            let reuse = extension.config.reuse.filter(|_| I::REUSES_INSTANCE && journal.is_none());
+            let key = WarmKeyRef { customer: tenant.customer_id(), extension: &id, version: &extension.version };
+            let (mut store, served) = match reuse.and_then(|_| runtime.warm.take(key)) {
+                Some(warm) => {
+                    let mut store = warm.store;
+                    store.data_mut().begin_next_call(tenant, I::HEADERS_FOR_OUTBOUND.then_some(&runtime));
+                    (store, warm.calls)
+                }
+                None => {
+                    let authorizer = I::HEADERS_FOR_OUTBOUND.then(|| Authorizer::new(&runtime, &tenant));
+                    let state = CallState::new(
+                        tenant,
+                        Arc::clone(&runtime.clock),
+                        &extension.config,
+                        &runtime.settings,
+                        &runtime.operator_hosts,
+                        authorizer,
+                    );
+                    let mut store = Store::new(runtime.engine(), state);
+                    store.limiter(|s| &mut s.limits);
+                    (store, 0)
+                }
+            };
+            let state = store.data_mut();
+            state.secrets = I::READS_SECRETS.then(|| runtime.secrets.clone());
+            state.signing = I::CHECKS_SIGNATURES.then(|| runtime.secrets.clone());
+            state.signature_checks = 0;
+            state.context = context;
+            state.lineage = lineage;
+            state.triggers = runtime.triggers.get().cloned();
+            state.journal = journal.clone();
+            // At every tick the guest is asked: past its deadline or its CPU budget it is
+            // interrupted; while an execution due before it waits for a turn, it yields (and so
+            // gives its turn back: `fair/`); otherwise it runs on.
+            let (fair, ticks) = (Arc::clone(&runtime.fair), Arc::clone(&meter));
+            store.set_epoch_deadline(1);
+            store.epoch_deadline_callback(move |_| {
+                if started.elapsed() >= deadline {
+                    return Ok(UpdateDeadline::Interrupt);
+                }
+                let in_poll = ticks.in_poll();
+                if ticks.spent_budget(in_poll) {
+                    Ok(UpdateDeadline::Interrupt)
+                } else if fair.should_yield(account, in_poll) {
+                    Ok(UpdateDeadline::Yield(1))
+                } else {
+                    Ok(UpdateDeadline::Continue(1))
+                }
+            });
             // A guest that keeps the CPU is interrupted by the epoch callback; this bounds a guest
-            // that waits (on a host call) past its deadline too.
+            // that waits (on a host call, or for its turn) past its deadline too.
             let run = invocation.invoke(&mut store, &extension);
             let outcome = tokio::time::timeout(deadline + Duration::from_millis(100), run).await;
             // The log says why in the guest's terms; the failure also carries what it wrote to
             // stderr (a panic message), for the caller's log.
             let (result, outcome, reason) = match outcome {
+                Ok(Err(_)) if meter.was_over_budget() => {
+                    let reason = over_budget(&meter);
+                    (Err(CallFailure::Cpu(reason.clone())), Outcome::Cpu, Some(reason))
+                }
                 Err(_) => (Err(CallFailure::Deadline), Outcome::Deadline, None),
                 Ok(Err(_)) if started.elapsed() >= deadline => (Err(CallFailure::Deadline), Outcome::Deadline, None),
                 Ok(Err(e)) => {
@@ -278,11 +332,14 @@ impl Runtime {
             } else {
                 (result, reason)
             };
+            let usage = receipt(&store, &meter, started);
             crate::ops::metrics::extension_execution(
                 I::KIND,
                 outcome.name(),
                 store.data().tenant.customer_id(),
                 started.elapsed().as_secs_f64(),
+                usage.cpu_us,
+                usage.wait_us,
             );
             let failed = outcome != Outcome::Ok;
             if outcome == Outcome::Fault {
@@ -292,6 +349,7 @@ impl Runtime {
             }
             // The id goes into the record: the call needs it no more.
             let (mut entry, tenant) = execution_log(&store, id, started, outcome.stored(reason.as_deref()), withhold);
+            entry.usage = Some(usage);
             if failed {
                 entry.input = recorder.map(|record| record()).map(|input| input.to_kept_json(&store.data().revealed));
             }
@@ -301,7 +359,7 @@ impl Runtime {
             match reuse {
                 Some(reuse) if !failed && !store.data().limits.refused && store.data().proxy.is_some() => {
                     let key = WarmKeyRef { customer: tenant.customer_id(), extension: &entry.extension, version: &extension.version };
-                    warm.give(key, store, served + 1, reuse)
+                    runtime.warm.give(key, store, served + 1, reuse)
                 }
                 _ => drop(store),
             }
@@ -309,7 +367,7 @@ impl Runtime {
             if let Some(journal) = journal {
                 journal.keep_record(entry);
             } else if !failed {
-                logs.keep(tenant, entry);
+                runtime.logs.keep(tenant, entry);
             } else if let Err(e) = crate::cold::boxed(tenant.db.insert_execution_logs(&[entry])).await {
                 tracing::warn!(error = %e, "an execution log could not be kept");
             }
@@ -342,6 +400,31 @@ fn withheld<T>(result: Result<T, CallFailure>, outcome: Outcome) -> (Result<T, C
     }
 }
 
+/// The reason of a call stopped for its CPU budget, in the author's terms.
+fn over_budget(meter: &CallMeter) -> String {
+    format!(
+        "it used up its CPU budget: {} ms of processor time (cpu_ms {}; time waiting for I/O or for a turn does not count)",
+        meter.cpu_so_far().as_millis(),
+        meter.budget().as_millis()
+    )
+}
+
+/// What the execution used, for its record (the poll under way counted up to now).
+fn receipt(store: &Store<CallState>, meter: &CallMeter, started: Instant) -> Usage {
+    let state = store.data();
+    let (outbound_requests, outbound_bytes) = state.outbound_sent();
+    let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    Usage {
+        cpu_us: micros(meter.cpu_so_far()),
+        wall_us: micros(started.elapsed()),
+        wait_us: micros(meter.waiting()),
+        peak_memory_bytes: state.limits.peak as u64,
+        host_calls: state.host_calls,
+        outbound_requests,
+        outbound_bytes,
+    }
+}
+
 /// The execution's record under the extension's id, and the instance it is kept in.
 fn execution_log(
     store: &Store<CallState>,
@@ -361,6 +444,7 @@ fn execution_log(
             stdout: String::new(),
             stderr: String::new(),
             input: None,
+            usage: None,
         };
         return (entry, Arc::clone(&state.tenant));
     }
@@ -377,6 +461,7 @@ fn execution_log(
         stdout: hide(String::from_utf8_lossy(&state.stdout.contents()).into_owned()),
         stderr: hide(String::from_utf8_lossy(&state.stderr.contents()).into_owned()),
         input: None,
+        usage: None,
     };
     (entry, Arc::clone(&state.tenant))
 }

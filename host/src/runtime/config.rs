@@ -42,6 +42,9 @@ pub struct ExtensionConfig {
     pub timeout_ms: Option<u64>,
     /// The memory a call may use, in MiB (1 to `MAX_MEMORY_MB`), within the operator's maximum.
     pub memory_mb: Option<u64>,
+    /// The processor time a call may use, in milliseconds (1 to `MAX_CPU_MS`), within the
+    /// operator's maximum; time waiting for I/O or for a turn does not count.
+    pub cpu_ms: Option<u64>,
     /// Authheader: the hosts whose outbound calls it makes headers for.
     pub bound_hosts: Vec<String>,
     /// Monitor: when it runs.
@@ -65,6 +68,9 @@ pub const DEFAULT_REUSE_IDLE_SECONDS: u32 = 60;
 
 /// The most memory an extension may ask for (the operator's maximum may be lower).
 pub const MAX_MEMORY_MB: u64 = 4096;
+
+/// The most CPU time an extension may ask for (the operator's maximum may be lower).
+pub const MAX_CPU_MS: u64 = 300_000;
 
 /// The shortest time between two runs of a monitor.
 pub const MIN_SCHEDULE_SECONDS: u64 = 60;
@@ -199,6 +205,9 @@ impl ExtensionConfig {
         if let Some(mb) = self.memory_mb {
             out.insert("memory_mb".into(), mb.into());
         }
+        if let Some(ms) = self.cpu_ms {
+            out.insert("cpu_ms".into(), ms.into());
+        }
         if !self.bound_hosts.is_empty() {
             out.insert("bound_hosts".into(), self.bound_hosts.clone().into());
         }
@@ -291,6 +300,10 @@ pub fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
                 let mb = value.as_u64().filter(|mb| (1..=MAX_MEMORY_MB).contains(mb));
                 config.memory_mb = Some(mb.ok_or_else(|| format!("'memory_mb' must be a whole number of MiB from 1 to {MAX_MEMORY_MB}"))?);
             }
+            "cpu_ms" => {
+                let ms = value.as_u64().filter(|ms| (1..=MAX_CPU_MS).contains(ms));
+                config.cpu_ms = Some(ms.ok_or_else(|| format!("'cpu_ms' must be a whole number of milliseconds from 1 to {MAX_CPU_MS}"))?);
+            }
             "schedule" => {
                 let text = value.as_str().ok_or_else(|| "'schedule' must be text, such as \"every 5m\" or \"*/10 * * * *\"".to_string())?;
                 config.schedule = Some(Schedule::parse(text)?);
@@ -313,7 +326,7 @@ pub fn from_json(json: &Json) -> Result<ExtensionConfig, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown member '{other}' (the members are open, async, allowed_hosts, timeout_ms, memory_mb, bound_hosts, schedule, alert, reuse_calls, reuse_idle_seconds)"
+                    "unknown member '{other}' (the members are open, async, allowed_hosts, timeout_ms, memory_mb, cpu_ms, bound_hosts, schedule, alert, reuse_calls, reuse_idle_seconds)"
                 ))
             }
         }
@@ -444,6 +457,7 @@ mod tests {
             (serde_json::json!({"schedule": 5}), "must be text"),
             (serde_json::json!({"alert": {"event": "X"}}), "'alert' must be"),
             (serde_json::json!({"memory_mb": 0}), "from 1 to 4096"),
+            (serde_json::json!({"cpu_ms": 0}), "'cpu_ms' must be a whole number of milliseconds from 1 to 300000"),
             (serde_json::json!({"reuse_calls": 1}), "from 2 to 10000"),
             (serde_json::json!({"reuse_calls": 10001}), "from 2 to 10000"),
             (serde_json::json!({"reuse_calls": 10, "reuse_idle_seconds": 0}), "from 1 to 600"),

@@ -179,6 +179,7 @@ mod tests {
             extension: extension.into(),
             at: n,
             duration_ms: 0,
+            usage: None,
             outcome: "ok".into(),
             log: Vec::new(),
             stdout: String::new(),

@@ -10,6 +10,7 @@ pub mod config;
 pub mod config_section;
 pub mod custom_section;
 mod engine;
+pub mod fair;
 mod host;
 pub mod input;
 pub mod journal;
@@ -76,6 +77,13 @@ pub struct RuntimeSettings {
     /// Where compiled components are kept by content hash; by default `compiled` in the data
     /// directory. Processes may share one (an artifact is written aside and renamed).
     pub compiled_dir: Option<PathBuf>,
+    /// The CPU budget of a call whose extension sets none (`cpu_ms`), and the most one may set.
+    pub cpu_budget: Duration,
+    pub max_cpu_budget: Duration,
+    /// The guest threads (`fair/threads.rs`): how many (0: one per core), and how many nice
+    /// steps below the API they run.
+    pub guest_threads: usize,
+    pub guest_nice: u8,
 }
 
 /// Where the secrets key ring comes from (`secrets::keys`).
@@ -113,9 +121,20 @@ impl Default for RuntimeSettings {
             memory_bytes: engine::DEFAULT_MEMORY_BYTES,
             max_memory_bytes: engine::DEFAULT_MAX_MEMORY_BYTES,
             compiled_dir: None,
+            cpu_budget: DEFAULT_CPU_BUDGET,
+            max_cpu_budget: Duration::from_millis(config::MAX_CPU_MS),
+            guest_threads: 0,
+            guest_nice: DEFAULT_GUEST_NICE,
         }
     }
 }
+
+/// The CPU budget of a call whose extension sets none: generous for any language's start (a
+/// JavaScript or Python component's first call takes tens of milliseconds), and a bound on what
+/// one call can take from the node's share of its instance.
+pub const DEFAULT_CPU_BUDGET: Duration = Duration::from_secs(10);
+/// How many nice steps below the API the guest threads run (as queued work does).
+pub const DEFAULT_GUEST_NICE: u8 = 10;
 
 pub struct Runtime {
     engine: Engine,
@@ -146,6 +165,9 @@ pub struct Runtime {
     operator_hosts: Arc<[String]>,
     /// The http extensions calls named, by instance and path segment.
     call_targets: call_targets::CallTargets,
+    /// The node's turns on the guest threads, shared between instances, and the threads.
+    fair: Arc<fair::FairShare>,
+    guests: fair::GuestThreads,
 }
 
 impl Drop for Runtime {
@@ -169,6 +191,11 @@ impl Runtime {
         let artifacts = settings.compiled_dir.clone().unwrap_or_else(|| data_dir.join("compiled"));
         std::fs::create_dir_all(&artifacts)?;
         let operator_hosts = Arc::from(settings.outbound_hosts.as_slice());
+        let guests = fair::GuestThreads::start(settings.guest_threads, settings.guest_nice)?;
+        let kick = engine.clone();
+        let fair = Arc::new(fair::FairShare::new(guests.threads(), move || {
+            kick.increment_epoch();
+        }));
         Ok(Arc::new(Runtime {
             engine,
             clock,
@@ -187,6 +214,8 @@ impl Runtime {
             warm,
             operator_hosts,
             call_targets: Default::default(),
+            fair,
+            guests,
         }))
     }
 
@@ -253,6 +282,13 @@ impl Runtime {
                         "'memory_mb' asks for {} MiB; this server lets an extension have at most {} MiB",
                         validated.config.memory_mb.unwrap_or_default(),
                         runtime.settings.max_memory_bytes >> 20
+                    )))
+                }
+                Ok(validated) if validated.config.cpu_ms.is_some_and(|ms| Duration::from_millis(ms) > runtime.settings.max_cpu_budget) => {
+                    Ok(Err(format!(
+                        "'cpu_ms' asks for {} ms of processor time a call; this server lets an extension have at most {} ms",
+                        validated.config.cpu_ms.unwrap_or_default(),
+                        runtime.settings.max_cpu_budget.as_millis()
                     )))
                 }
                 Ok(validated) => {
@@ -403,6 +439,17 @@ impl Runtime {
     /// The deadline of a call to an extension with this configuration.
     pub fn deadline(&self, config: &ExtensionConfig) -> Duration {
         config.timeout_ms.map(Duration::from_millis).unwrap_or(self.settings.default_timeout).min(self.settings.max_timeout)
+    }
+
+    /// The CPU budget of a call to an extension with this configuration: its own `cpu_ms`, or the
+    /// operator's default, within the operator's maximum.
+    pub fn cpu_budget(&self, config: &ExtensionConfig) -> Duration {
+        config.cpu_ms.map(Duration::from_millis).unwrap_or(self.settings.cpu_budget).min(self.settings.max_cpu_budget)
+    }
+
+    /// How many guest threads (turns of the fair share) this node has.
+    pub fn guest_threads(&self) -> usize {
+        self.guests.threads()
     }
 
     /// The deadline of an asynchronous execution: the extension's own timeout, or else the

@@ -6,12 +6,14 @@
 //! | `ok` | it answered (an http extension: a status below 500) | |
 //! | `error` | it answered with an error of its own: a step, condition or authheader that returned one, an http extension that answered 5xx (the JavaScript and Python SDKs answer 500 for an exception the handler did not catch) | the extension's |
 //! | `deadline` | it ran past its deadline and was stopped | the extension's |
+//! | `cpu` | it used up its CPU budget (`cpu_ms`) and was stopped | the extension's |
 //! | `memory` | it reached its memory cap | the extension's |
 //! | `trap` | it trapped: a panic, an `unreachable`, no answer, a component that could not start | the extension's |
 //! | `fault` | Herald failed it (the instance's data could not be reached during a platform call) | Herald's |
 //!
-//! An http caller gets the extension's own answer for `ok` and `error`, **504** for `deadline`,
-//! **502** for `memory` and `trap`, **500** for `fault`. Only `fault` is logged as an error by the
+//! An http caller gets the extension's own answer for `ok` and `error`, **504** for `deadline`
+//! and `cpu` (both are budgets of time: of the clock, of the processor), **502** for `memory`
+//! and `trap`, **500** for `fault`. Only `fault` is logged as an error by the
 //! server; the rest are the extension's own doing, logged at `info` with the outcome.
 
 use std::fmt;
@@ -22,13 +24,15 @@ pub enum Outcome {
     Ok,
     Error,
     Deadline,
+    Cpu,
     Memory,
     Trap,
     Fault,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] = [Outcome::Ok, Outcome::Error, Outcome::Deadline, Outcome::Memory, Outcome::Trap, Outcome::Fault];
+    pub const ALL: [Outcome; 7] =
+        [Outcome::Ok, Outcome::Error, Outcome::Deadline, Outcome::Cpu, Outcome::Memory, Outcome::Trap, Outcome::Fault];
 
     /// The outcome's word, as every surface shows it.
     pub fn name(self) -> &'static str {
@@ -36,6 +40,7 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::Error => "error",
             Outcome::Deadline => "deadline",
+            Outcome::Cpu => "cpu",
             Outcome::Memory => "memory",
             Outcome::Trap => "trap",
             Outcome::Fault => "fault",
@@ -48,6 +53,7 @@ impl Outcome {
             Outcome::Ok => "the extension answered",
             Outcome::Error => "the extension answered with an error of its own",
             Outcome::Deadline => "the extension ran past its deadline",
+            Outcome::Cpu => "the extension used up its CPU budget",
             Outcome::Memory => "the extension reached its memory cap",
             Outcome::Trap => "the extension trapped",
             Outcome::Fault => "Herald failed the call",
@@ -59,7 +65,7 @@ impl Outcome {
         use axum::http::StatusCode;
         match self {
             Outcome::Ok | Outcome::Error => None,
-            Outcome::Deadline => Some(StatusCode::GATEWAY_TIMEOUT),
+            Outcome::Deadline | Outcome::Cpu => Some(StatusCode::GATEWAY_TIMEOUT),
             Outcome::Memory | Outcome::Trap => Some(StatusCode::BAD_GATEWAY),
             Outcome::Fault => Some(StatusCode::INTERNAL_SERVER_ERROR),
         }

@@ -57,6 +57,8 @@ pub struct CallState {
     pub stderr: CapturedOutput,
     /// The http guest's instance in this store, once made: a reused store (`warm.rs`) keeps it.
     pub(crate) proxy: Option<Arc<Proxy>>,
+    /// Calls of `herald:platform` this call made, for its receipt.
+    pub host_calls: u64,
 }
 
 impl CallState {
@@ -96,16 +98,20 @@ impl CallState {
                     .table_elements(100_000)
                     .build(),
                 refused: false,
+                bytes: 0,
+                peak: 0,
             },
             outbound: OutboundPolicy {
                 config: Arc::clone(config),
                 operator: Arc::clone(operator_hosts),
                 private: settings.outbound_private,
                 authorizer,
+                sent: Arc::default(),
             },
             stdout,
             stderr,
             proxy: None,
+            host_calls: 0,
         }
     }
 
@@ -126,6 +132,9 @@ impl CallState {
         self.journal = None;
         self.stdout.clear();
         self.stderr.clear();
+        self.host_calls = 0;
+        self.limits.peak = self.limits.bytes;
+        self.outbound.sent = Arc::default();
         let kept = self.outbound.authorizer.take();
         self.outbound.authorizer = runtime.map(|runtime| match kept {
             Some(mut kept) if Arc::strong_count(&kept.notes) == 1 => {
@@ -143,12 +152,20 @@ impl CallState {
 pub struct Limits {
     inner: StoreLimits,
     pub refused: bool,
+    /// The bytes of linear memory the store's instances have now, and the most they had during
+    /// this call (its receipt's peak).
+    bytes: usize,
+    pub peak: usize,
 }
 
 impl ResourceLimiter for Limits {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
         let granted = self.inner.memory_growing(current, desired, maximum)?;
         self.refused |= !granted;
+        if granted {
+            self.bytes = self.bytes.saturating_add(desired.saturating_sub(current));
+            self.peak = self.peak.max(self.bytes);
+        }
         Ok(granted)
     }
 
@@ -190,6 +207,11 @@ impl CallState {
         }
     }
 
+    /// The outbound requests this call sent and the bytes of their bodies, both ways.
+    pub fn outbound_sent(&self) -> (u64, u64) {
+        self.outbound.sent.totals()
+    }
+
     pub fn record_log(&mut self, level: &str, message: &str) {
         keep_log_line(&mut self.log, level, message);
     }
@@ -222,6 +244,35 @@ struct OutboundPolicy {
     /// Adds the headers of the instance's authheader extensions (none for an authheader's own
     /// calls).
     authorizer: Option<Authorizer>,
+    /// What the call's requests sent and received (a response's body is read after the call's
+    /// hook returns, so the count is shared with it).
+    sent: Arc<Sent>,
+}
+
+/// Outbound requests and the bytes of their bodies (request and response), for a receipt.
+#[derive(Default)]
+pub struct Sent {
+    requests: std::sync::atomic::AtomicU64,
+    bytes: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Sent {
+    fn totals(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.requests.load(Relaxed), self.bytes.load(Relaxed))
+    }
+}
+
+/// `body`, its bytes counted into `bytes` as they pass.
+fn counted(body: wasmtime_wasi_http::WasiBody, bytes: Arc<std::sync::atomic::AtomicU64>) -> wasmtime_wasi_http::WasiBody {
+    use http_body_util::BodyExt;
+    body.map_frame(move |frame| {
+        if let Some(data) = frame.data_ref() {
+            bytes.fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        frame
+    })
+    .boxed_unsync()
 }
 
 /// What a call needs to add authheader extensions' headers to its outbound requests.
@@ -290,7 +341,7 @@ type SendResult = wasmtime_wasi_http::Result<(
 impl WasiHttpHooks for OutboundPolicy {
     fn send_request(
         &mut self,
-        mut request: axum::http::Request<wasmtime_wasi_http::WasiBody>,
+        request: axum::http::Request<wasmtime_wasi_http::WasiBody>,
         options: Option<wasmtime_wasi_http::RequestOptions>,
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Box<dyn Future<Output = SendResult> + Send> {
@@ -301,7 +352,11 @@ impl WasiHttpHooks for OutboundPolicy {
         }
         let host = request.uri().host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_string();
         let (authorizer, private) = (self.authorizer.clone(), self.private);
+        self.sent.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let bytes = Arc::clone(&self.sent.bytes);
+        let request = request.map(|body| counted(body, Arc::clone(&bytes)));
         Box::new(async move {
+            let mut request = request;
             if let Some(authorizer) = authorizer {
                 let method = request.method().to_string();
                 let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
@@ -338,7 +393,8 @@ impl WasiHttpHooks for OutboundPolicy {
                     return Err(wasmtime_wasi_http::Error::DestinationIpProhibited);
                 }
             }
-            Box::into_pin(wasmtime_wasi_http::default_hooks().send_request(request, options, fut)).await
+            let (response, io) = Box::into_pin(wasmtime_wasi_http::default_hooks().send_request(request, options, fut)).await?;
+            Ok((response.map(|body| counted(body, bytes)), io))
         })
     }
 }

@@ -85,6 +85,9 @@ pub(crate) fn report(kind: ExtensionKind, ran: &Ran, journal: &Journal, dry_run:
     let record = journal.record();
     if let Some(record) = &record {
         shown["durationMs"] = json!(record.duration_ms);
+        if let Some(usage) = &record.usage {
+            shown["usage"] = json!(usage);
+        }
         shown["log"] = json!(record.log);
         if !record.stdout.is_empty() {
             shown["stdout"] = json!(record.stdout);

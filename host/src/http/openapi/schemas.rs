@@ -333,7 +333,8 @@ pub struct Execution {
     pub at: i64,
     pub duration_ms: i64,
     /// How it ended: `ok`; `error` (the extension's own: a returned error, an http answer 5xx);
-    /// `deadline`; `memory` (its cap); `trap` (a panic, no answer); `fault` (Herald's).
+    /// `deadline`; `cpu` (its CPU budget, `cpu_ms`); `memory` (its cap); `trap` (a panic, no
+    /// answer); `fault` (Herald's).
     #[schema(example = "error")]
     pub outcome: &'static str,
     /// Why, for an outcome other than `ok` (`answered 500`, `wasm trap: unreachable`...).
@@ -347,6 +348,44 @@ pub struct Execution {
     #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<Json>,
+    /// What it used, its receipt (absent from executions recorded before receipts were kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ExecutionUsage>,
+}
+
+/// What one execution used. CPU time is the processor's time on the execution's turns of the
+/// node's guest threads (a turn of 1 ms or more measured on the thread's CPU clock, a shorter one
+/// on the monotonic clock); time waiting for I/O (its host calls, outbound requests) is in the
+/// wall time and in neither of the others; `waitUs` is the time it waited for a turn while other
+/// executions had them.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionUsage {
+    pub cpu_us: u64,
+    pub wall_us: u64,
+    pub wait_us: u64,
+    /// The most linear memory its instances had during the execution.
+    pub peak_memory_bytes: u64,
+    /// Calls of `herald:platform` (recipients, tables, Global Data, context, log, secrets,
+    /// signatures).
+    pub host_calls: u64,
+    pub outbound_requests: u64,
+    /// The bytes of its outbound requests' bodies and of their answers' bodies.
+    pub outbound_bytes: u64,
+}
+
+impl From<crate::store::tenant::Usage> for ExecutionUsage {
+    fn from(u: crate::store::tenant::Usage) -> Self {
+        ExecutionUsage {
+            cpu_us: u.cpu_us,
+            wall_us: u.wall_us,
+            wait_us: u.wait_us,
+            peak_memory_bytes: u.peak_memory_bytes,
+            host_calls: u.host_calls,
+            outbound_requests: u.outbound_requests,
+            outbound_bytes: u.outbound_bytes,
+        }
+    }
 }
 
 /// The handle of an asynchronous extension execution.

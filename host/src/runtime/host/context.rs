@@ -16,7 +16,10 @@ impl HasData for Context {
 }
 
 pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    context::add_to_linker::<CallState, Context>(linker, |state| ContextView(state.context.as_deref()))
+    context::add_to_linker::<CallState, Context>(linker, |state| {
+        state.host_calls += 1;
+        ContextView(state.context.as_deref())
+    })
 }
 
 impl context::Host for ContextView<'_> {

@@ -16,7 +16,10 @@ impl HasData for Log {
 }
 
 pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    log::add_to_linker::<CallState, Log>(linker, |state| LogView(&mut state.log))
+    log::add_to_linker::<CallState, Log>(linker, |state| {
+        state.host_calls += 1;
+        LogView(&mut state.log)
+    })
 }
 
 impl log::Host for LogView<'_> {

@@ -84,6 +84,7 @@ impl HasData for Data {
 
 impl DataView<'_> {
     pub(super) fn of(state: &mut CallState) -> DataView<'_> {
+        state.host_calls += 1;
         DataView {
             tenant: &state.tenant,
             clock: &state.clock,

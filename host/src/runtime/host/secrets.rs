@@ -28,10 +28,9 @@ impl HasData for Secrets {
 }
 
 pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    secrets_interface::add_to_linker::<CallState, Secrets>(linker, |state| SecretsView {
-        tenant: &state.tenant,
-        ring: state.secrets.as_ref(),
-        revealed: &mut state.revealed,
+    secrets_interface::add_to_linker::<CallState, Secrets>(linker, |state| {
+        state.host_calls += 1;
+        SecretsView { tenant: &state.tenant, ring: state.secrets.as_ref(), revealed: &mut state.revealed }
     })
 }
 

@@ -20,10 +20,13 @@ pub(crate) use bindings::herald::platform::signatures as signatures_interface;
 
 /// `signatures` into `linker` (the upload check lets only http extensions import it).
 pub(super) fn add_to_linker(linker: &mut wasmtime::component::Linker<CallState>) -> wasmtime::Result<()> {
-    signatures_interface::add_to_linker::<CallState, Signing>(linker, |state| SigningView {
-        secrets: SecretsView { tenant: &state.tenant, ring: state.signing.as_ref(), revealed: &mut state.revealed },
-        checks: &mut state.signature_checks,
-        clock: &state.clock,
+    signatures_interface::add_to_linker::<CallState, Signing>(linker, |state| {
+        state.host_calls += 1;
+        SigningView {
+            secrets: SecretsView { tenant: &state.tenant, ring: state.signing.as_ref(), revealed: &mut state.revealed },
+            checks: &mut state.signature_checks,
+            clock: &state.clock,
+        }
     })
 }
 

@@ -1,14 +1,11 @@
 //! http extensions: the request handed to the guest's `wasi:http/incoming-handler`, and its
 //! response returned as it made it.
 //!
-//! The guest is driven by the caller's own task until it answers: a guest that writes a short
-//! body right after its head has usually finished by then, so head and body leave in one write
-//! and no task is spawned. What remains of a guest still running (a long body, its log) is
-//! spawned, and so is the whole execution if the caller goes away first: an execution never
-//! stops halfway because its client left.
+//! The execution runs on the guest threads (`fair/`), never on the caller's: the caller waits for
+//! the answer, which comes back as soon as the guest sets it. What remains of a guest still
+//! running (a long body, its log) goes on there, and so does the whole execution if the caller
+//! goes away first: an execution never stops halfway because its client left.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::oneshot;
@@ -130,19 +127,22 @@ impl Invocation for HttpInvocation {
 }
 
 impl Runtime {
+    /// Calls an http extension: the execution runs on the guest threads (`fair/`), and its answer
+    /// comes back here as soon as the guest sets it; the rest of the execution (a long body, its
+    /// log) goes on there, and so does all of it if this caller goes away.
     pub async fn call_http(self: &Arc<Self>, call: Call, request: hyper::Request<axum::body::Body>) -> Result<HttpResponse, CallFailure> {
         let (answer, mut receiver) = oneshot::channel();
         let invocation = HttpInvocation { request, answer, server_error: Arc::default() };
-        let mut execution = Execution::new(self.execution(call, invocation));
+        let mut execution = self.spawn_execution(call, invocation);
         let first = tokio::select! {
             biased;
             answer = &mut receiver => First::Answer(answer),
-            finished = execution.drive() => First::Finished(finished),
+            finished = &mut execution => First::Finished(finished),
         };
         let finished = match first {
             First::Answer(Ok(answer)) => return answered(answer),
             // The response outparam went away unanswered: how the execution ended says why.
-            First::Answer(Err(_)) => execution.drive().await,
+            First::Answer(Err(_)) => execution.await,
             First::Finished(finished) => match receiver.try_recv() {
                 // It answered, then finished before this task looked.
                 Ok(answer) => return answered(answer),
@@ -150,8 +150,9 @@ impl Runtime {
             },
         };
         match finished {
-            Ok(()) => Err(CallFailure::Trap("the extension never answered".into())),
-            Err(failure) => Err(failure),
+            Ok((Ok(()), _)) => Err(CallFailure::Trap("the extension never answered".into())),
+            Ok((Err(failure), _)) => Err(failure),
+            Err(e) => Err(CallFailure::Fault(format!("the execution did not end normally: {e}"))),
         }
     }
 }
@@ -164,38 +165,4 @@ enum First<A, F> {
 
 fn answered(answer: Answer) -> Result<HttpResponse, CallFailure> {
     answer.map_err(|code| CallFailure::Trap(format!("the extension answered with an error: {code:?}")))
-}
-
-/// A guest execution polled by the caller's task; if it has not finished when dropped, the rest
-/// of it is spawned on the runtime.
-struct Execution<F: Future + Send + 'static> {
-    future: Option<Pin<Box<F>>>,
-    runtime: tokio::runtime::Handle,
-}
-
-impl<F: Future + Send + 'static> Execution<F>
-where
-    F::Output: Send,
-{
-    fn new(future: F) -> Self {
-        Execution { future: Some(Box::pin(future)), runtime: tokio::runtime::Handle::current() }
-    }
-
-    /// Runs the execution to its end here (cancel-safe: dropping this future leaves the rest to
-    /// `Drop`).
-    async fn drive(&mut self) -> F::Output {
-        let output = self.future.as_mut().expect("an execution is driven once").await;
-        self.future = None;
-        output
-    }
-}
-
-impl<F: Future + Send + 'static> Drop for Execution<F> {
-    fn drop(&mut self) {
-        if let Some(rest) = self.future.take() {
-            self.runtime.spawn(async move {
-                rest.await;
-            });
-        }
-    }
 }

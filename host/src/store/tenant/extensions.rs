@@ -220,6 +220,26 @@ pub struct ExecutionLog {
     pub stderr: String,
     /// What a failed execution was given (`runtime::input::RecordedInput` as JSON), for replays.
     pub input: Option<String>,
+    /// What it used (none in the records written before receipts).
+    pub usage: Option<Usage>,
+}
+
+/// What one execution used: its receipt. CPU time is the processor's time on the execution's
+/// turns (`runtime::fair`), wall time from its start to its end, waiting the part of it spent
+/// waiting for a turn of the node's guest threads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub cpu_us: u64,
+    pub wall_us: u64,
+    pub wait_us: u64,
+    /// The most linear memory the guest's instances had during the execution.
+    pub peak_memory_bytes: u64,
+    /// Calls of Herald's own interfaces (`herald:platform`).
+    pub host_calls: u64,
+    pub outbound_requests: u64,
+    /// The bytes of the outbound requests' bodies and of their answers' bodies.
+    pub outbound_bytes: u64,
 }
 
 /// Executions kept per extension.
@@ -242,7 +262,7 @@ impl TenantDb {
             .collect();
         newest.reverse();
         let mut tx = self.db.begin().await?;
-        // Statements of 100, 10 or 1 rows (8 parameters a row, well under either engine's limit):
+        // Statements of 100, 10 or 1 rows (9 parameters a row, well under either engine's limit):
         // three texts, each prepared once per connection, where a statement of every batch's own
         // length was prepared anew at every write (most of the write's cost, `bench/instructions.sh`).
         let mut rest = newest.as_slice();
@@ -251,8 +271,8 @@ impl TenantDb {
             let (chunk, after) = rest.split_at(rows);
             rest = after;
             let sql = format!(
-                "INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr, input) VALUES {}",
-                vec!["(?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ")
+                "INSERT INTO _extension_logs (extension, at, duration_ms, outcome, log, stdout, stderr, input, receipt) VALUES {}",
+                vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ")
             );
             let sql = self.db.sql_string(sql);
             let mut insert = sqlx::query(&sql);
@@ -265,7 +285,8 @@ impl TenantDb {
                     .bind(serde_json::to_string(&e.log).expect("strings serialise"))
                     .bind(&e.stdout)
                     .bind(&e.stderr)
-                    .bind(&e.input);
+                    .bind(&e.input)
+                    .bind(e.usage.as_ref().map(|u| serde_json::to_string(u).expect("numbers serialise")));
             }
             insert.execute(&mut *tx).await?;
         }
@@ -287,7 +308,7 @@ impl TenantDb {
     /// little later by the log writer (`runtime/logs.rs`), so ids do not follow the calls.
     pub async fn execution_logs(&self, extension: &str, limit: u32) -> StoreResult<Vec<ExecutionLog>> {
         let sql = self.db.sql(
-            "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input FROM _extension_logs WHERE extension = ? ORDER BY at DESC, id DESC LIMIT ?",
+            "SELECT extension, at, duration_ms, outcome, log, stdout, stderr, input, receipt FROM _extension_logs WHERE extension = ? ORDER BY at DESC, id DESC LIMIT ?",
         );
         let rows = sqlx::query(&sql).bind(extension).bind(i64::from(limit)).fetch_all(&mut *self.db.reader().await?).await?;
         Ok(rows
@@ -301,6 +322,7 @@ impl TenantDb {
                 stdout: r.get(5),
                 stderr: r.get(6),
                 input: r.get(7),
+                usage: r.get::<Option<String>, _>(8).and_then(|u| serde_json::from_str(&u).ok()),
             })
             .collect())
     }
@@ -321,6 +343,7 @@ mod tests {
             log: vec![format!("call {n}")],
             stdout: String::new(),
             stderr: String::new(),
+            usage: None,
         }
     }
 

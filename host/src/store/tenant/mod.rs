@@ -27,7 +27,7 @@ mod secrets;
 pub use batches::RecipientBatches;
 pub use communications::Communication;
 pub use export_pages::RecipientWithRecords;
-pub use extensions::{ExecutionLog, ExtensionRecord, RecordsStamp, KEPT_EXECUTIONS, RECORD_TTL};
+pub use extensions::{ExecutionLog, ExtensionRecord, RecordsStamp, Usage, KEPT_EXECUTIONS, RECORD_TTL};
 pub use flow_runs::{FlowRun, NewFlowRun, RunProgress, RunState};
 pub use flow_stats::NodeCount;
 pub use flows::StoredFlow;

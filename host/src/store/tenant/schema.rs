@@ -102,6 +102,8 @@ const BASE_SCHEMA_SQLITE: &[&str] = &[
          import_id TEXT NOT NULL, row_number INTEGER NOT NULL, field TEXT, message TEXT NOT NULL, PRIMARY KEY (import_id, row_number));",
     // version 14: a flow's runs by when they started, for its counts over a period (`flow_stats.rs`)
     "CREATE INDEX _flow_runs_by_start ON _flow_runs(flow, started_at);",
+    // version 15: what each execution used, its receipt (`extensions.rs`, `Usage` as JSON)
+    "ALTER TABLE _extension_logs ADD COLUMN receipt TEXT;",
 ];
 
 /// The same tables on PostgreSQL, version for version. Milliseconds and keys are BIGINT; events
@@ -179,6 +181,7 @@ const BASE_SCHEMA_POSTGRES: &[&str] = &[
          import_id TEXT COLLATE \"C\" NOT NULL, row_number BIGINT NOT NULL, field TEXT, message TEXT NOT NULL,
          PRIMARY KEY (import_id, row_number));",
     "CREATE INDEX _flow_runs_by_start ON _flow_runs(flow, started_at);",
+    "ALTER TABLE _extension_logs ADD COLUMN receipt TEXT;",
 ];
 
 /// The column that keeps insertion order where no other column does.

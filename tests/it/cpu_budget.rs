@@ -1,0 +1,148 @@
+//! CPU budgets and receipts (`runtime::fair`): a call past its `cpu_ms` ends `cpu` in the
+//! caller's status, the execution log, the metrics and `herald extension run`; an execution's
+//! receipt records the processor time it used, checked against what the kernel counted for the
+//! server process meanwhile; a budget over the operator's maximum is refused at upload. The real
+//! binary, so that the process's CPU time is the server's alone.
+
+use std::time::Duration;
+
+use herald_tests::process::{herald_binary, ServerProcess};
+use herald_tests::reqwest::multipart::{Form, Part};
+use herald_tests::reqwest::Method;
+use herald_tests::{answer, eventually, Answer, Api};
+use serde_json::Value;
+
+async fn herald(args: &[&str]) -> std::process::Output {
+    tokio::process::Command::new(herald_binary()).args(args).output().await.expect("herald runs")
+}
+
+/// The busy guest with the section that `herald extension config ... args` writes.
+async fn busy_configured(args: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("busy.wasm");
+    let mut all = vec!["extension", "config", env!("GUEST_BUSY"), "-o", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let written = herald(&all).await;
+    assert!(written.status.success(), "{}", String::from_utf8_lossy(&written.stderr));
+    (dir, out)
+}
+
+async fn upload(api: &Api, name: &str, bytes: Vec<u8>) -> Answer {
+    let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string())).text("type", "http");
+    answer(api.request(Method::POST, "/assets/extensions").multipart(form).send().await.unwrap()).await
+}
+
+async fn newest_log(api: &Api, extension: &str, count: usize) -> Value {
+    eventually(Duration::from_secs(10), &format!("{extension}'s execution is recorded"), || async {
+        let logs = api.get(&format!("/extensions/logs/{extension}")).await.json();
+        match logs.as_array() {
+            Some(list) if list.len() >= count => Ok(list[0].clone()),
+            _ => Err(format!("not yet: {logs}")),
+        }
+    })
+    .await
+}
+
+/// The CPU time the kernel has counted for every thread of process `pid`, in nanoseconds.
+fn process_cpu_ns(pid: u32) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        // `schedstat`: time on the CPU (ns), time waiting for it, slices.
+        if let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) {
+            total += stat.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    total
+}
+
+#[tokio::test]
+async fn a_call_past_its_cpu_budget_ends_cpu_in_every_surface() {
+    let data = tempfile::tempdir().unwrap();
+    let ops = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let database = herald_tests::TestDatabase::create().await;
+    let url = database.as_ref().map(|d| d.url.as_str());
+    let server = ServerProcess::start(data.path(), url, &["--ops-listen", &ops, "--max-extension-cpu-ms", "60000"]).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+
+    // 50 ms of processor time a call, set with the author's tool.
+    let (_dir, limited) = busy_configured(&["--cpu-ms", "50"]).await;
+    upload(&api, "limited.wasm", std::fs::read(&limited).unwrap()).await.expect(201);
+    // Asked for 3 s of busy work: stopped once it has used 50 ms, long before its deadline.
+    let started = std::time::Instant::now();
+    api.get("/extensions/secure/limited?ms=3000").await.expect(504);
+    assert!(started.elapsed() < Duration::from_millis(2500), "stopped at its budget, not at its end: {:?}", started.elapsed());
+    let log = newest_log(&api, "limited", 1).await;
+    assert_eq!(log["outcome"], "cpu", "{log}");
+    let reason = log["reason"].as_str().unwrap();
+    assert!(reason.contains("CPU budget") && reason.contains("cpu_ms 50"), "the reason names the budget: {log}");
+    let cpu_us = log["usage"]["cpuUs"].as_u64().unwrap();
+    assert!((50_000..200_000).contains(&cpu_us), "stopped within a few ticks past 50 ms: {log}");
+    // Within its budget it answers (waiting does not count: the guest's own clock does).
+    api.get("/extensions/secure/limited?ms=5").await.expect(200);
+
+    // The operator's metrics count it under the same word.
+    let metrics = reqwest::get(format!("http://{ops}/metrics")).await.unwrap().text().await.unwrap();
+    assert!(metrics.lines().any(|l| l.starts_with("herald_extension_executions_total") && l.contains("outcome=\"cpu\"")), "{metrics}");
+
+    // `herald extension run`, the same component on the author's machine: the same word.
+    let local = tempfile::tempdir().unwrap();
+    let ran = herald(&[
+        "extension",
+        "run",
+        limited.to_str().unwrap(),
+        "--data-dir",
+        local.path().to_str().unwrap(),
+        "--dry-run",
+        "--path",
+        "/?ms=3000",
+    ])
+    .await;
+    let shown: Value = serde_json::from_slice(&ran.stdout)
+        .unwrap_or_else(|_| panic!("no JSON: {} {}", String::from_utf8_lossy(&ran.stdout), String::from_utf8_lossy(&ran.stderr)));
+    assert!(!ran.status.success(), "{shown}");
+    assert_eq!(shown["outcome"], "cpu", "{shown}");
+
+    // A budget beyond the operator's maximum is refused at upload, in the author's terms.
+    let (_dir2, greedy) = busy_configured(&["--cpu-ms", "120000"]).await;
+    let refused = upload(&api, "greedy.wasm", std::fs::read(&greedy).unwrap()).await;
+    refused.expect(400);
+    assert!(
+        refused.message().contains("'cpu_ms' asks for 120000 ms") && refused.message().contains("at most 60000 ms"),
+        "{}",
+        refused.message()
+    );
+    drop(server);
+}
+
+#[tokio::test]
+async fn a_receipt_records_the_processor_time_the_kernel_counted() {
+    let data = tempfile::tempdir().unwrap();
+    let database = herald_tests::TestDatabase::create().await;
+    let url = database.as_ref().map(|d| d.url.as_str());
+    let server = ServerProcess::start(data.path(), url, &[]).await;
+    let api = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    upload(&api, "busy.wasm", std::fs::read(env!("GUEST_BUSY")).unwrap()).await.expect(201);
+    api.get("/extensions/secure/busy").await.expect(200);
+    newest_log(&api, "busy", 1).await;
+    // The process is idle but for this call: what the kernel counts for all its threads over the
+    // call is the call's CPU time and the little the API's and the timer's threads used around it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = process_cpu_ns(server.pid());
+    let answered = api.get("/extensions/secure/busy?ms=300").await;
+    answered.expect(200);
+    assert_eq!(answered.text, "busy 300");
+    let log = newest_log(&api, "busy", 2).await;
+    let after = process_cpu_ns(server.pid());
+    let kernel_us = (after - before) / 1000;
+    let usage = &log["usage"];
+    let (cpu_us, wall_us) = (usage["cpuUs"].as_u64().unwrap(), usage["wallUs"].as_u64().unwrap());
+    // The documented margin (docs/extensions.md): the receipt is within 10 % and 5 ms of what
+    // the kernel counted, never above the call's wall time.
+    assert!(cpu_us <= kernel_us + 5_000, "no more than the process used: receipt {cpu_us} us, kernel {kernel_us} us");
+    assert!(cpu_us + 5_000 >= kernel_us * 9 / 10, "most of what the process used: receipt {cpu_us} us, kernel {kernel_us} us");
+    assert!(cpu_us <= wall_us + 1_000, "{usage}");
+    assert!(wall_us >= 300_000, "the guest kept busy 300 ms of the clock: {usage}");
+    assert!(usage["peakMemoryBytes"].as_u64().unwrap() > 0, "{usage}");
+    assert_eq!(usage["outboundRequests"], 0, "{usage}");
+    drop(server);
+}

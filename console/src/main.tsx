@@ -13,6 +13,7 @@ import { Monitors } from "./pages/Monitors";
 import { QueueStatus } from "./pages/QueueStatus";
 import { Recipient, Recipients } from "./pages/Recipients";
 import { SignIn } from "./pages/SignIn";
+import { Usage } from "./pages/Usage";
 import "./style.css";
 
 const PAGES = [
@@ -24,6 +25,7 @@ const PAGES = [
   ["flows", "Flows"],
   ["monitors", "Monitors"],
   ["globaldata", "Global Data"],
+  ["usage", "Usage"],
 ] as const;
 
 function Page({ route }: { route: string[] }) {
@@ -45,6 +47,8 @@ function Page({ route }: { route: string[] }) {
       return <Monitors />;
     case "globaldata":
       return <GlobalData />;
+    case "usage":
+      return <Usage />;
     default:
       return <Model />;
   }

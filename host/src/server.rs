@@ -79,9 +79,15 @@ pub struct RunningServer {
     servers: Vec<JoinHandle<std::io::Result<()>>>,
     background: Vec<JoinHandle<()>>,
     daily: Arc<DailyCounters>,
+    usage: Arc<crate::limits::usage::UsageBooks>,
     runtime: Arc<Runtime>,
     queue: Arc<Queue>,
 }
+
+/// How often this node adds its usage counts to the books, and measures its open instances'
+/// storage.
+const USAGE_FLUSH: Duration = Duration::from_secs(5);
+const STORAGE_SAMPLE: Duration = Duration::from_secs(600);
 
 pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     std::fs::create_dir_all(&config.data_dir).with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
@@ -94,7 +100,9 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     }
     let auth = Arc::new(Authenticator::new(control.clone()).await?);
     let daily = Arc::new(DailyCounters::new(control.clone()));
+    let usage = Arc::new(crate::limits::usage::UsageBooks::new(control.clone()));
     let runtime = Runtime::new(&config.data_dir, config.runtime.clone(), config.clock.clone())?;
+    runtime.wire_usage(usage.clone());
     let data_dir: Arc<std::path::Path> = Arc::from(config.data_dir.as_path());
     // The kinds of queued work: the queue runs flow runs and monitor runs, and they enqueue
     // through the queue, so they register once it exists.
@@ -108,7 +116,7 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     if backend.is_postgres() && config.calls_in_flight_scope == CallsInFlightScope::Cluster {
         concurrency = concurrency.across_nodes(control.clone(), queue.node());
     }
-    let limits = Arc::new(Limits { concurrency, daily: daily.clone(), rate: config.rate });
+    let limits = Arc::new(Limits { concurrency, daily: daily.clone(), rate: config.rate, usage: usage.clone() });
     let flows = Arc::new(FlowEngine {
         tenants: tenants.clone(),
         runtime: runtime.clone(),
@@ -169,16 +177,22 @@ pub async fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
             control: control.clone(),
             tenants: tenants.clone(),
             daily: daily.clone(),
+            usage: usage.clone(),
             clock: config.clock.clone(),
         };
         servers.push(serve(listener, crate::ops::router(ops_ctx), config.connections, None, signal.clone()));
     }
-    let mut background = vec![tenants.spawn_refresher(config.refresh_interval), daily.spawn_flusher(Duration::from_secs(1))];
+    let mut background = vec![
+        tenants.spawn_refresher(config.refresh_interval),
+        daily.spawn_flusher(Duration::from_secs(1)),
+        usage.spawn_flusher(USAGE_FLUSH),
+        crate::ops::usage::spawn_storage_sampler(tenants.clone(), usage.clone(), STORAGE_SAMPLE),
+    ];
     background.extend(queue_tasks);
     background.push(scheduler);
     background.push(monitor_scheduler);
     tracing::info!(%addr, ?extensions_addr, ?ops_addr, instances = tenants.stats().known, pooling_allocator = runtime.pooling, "herald is serving");
-    Ok(RunningServer { addr, extensions_addr, ops_addr, demo, shutdown, servers, background, daily, runtime, queue })
+    Ok(RunningServer { addr, extensions_addr, ops_addr, demo, shutdown, servers, background, daily, usage, runtime, queue })
 }
 
 fn serve<S: connections::App>(
@@ -219,6 +233,7 @@ impl RunningServer {
         self.runtime.flush_execution_logs().await;
         // Calls counted since the last flush still count after a restart.
         self.daily.flush().await.context("saving the daily call counts")?;
+        self.usage.flush().await.context("saving the usage books")?;
         if let Err(e) = self.queue.leave().await {
             tracing::warn!(error = %e, "this node could not leave the list of live nodes");
         }

@@ -357,6 +357,19 @@ with sync_playwright() as p:
     assert rest("GET", "/globaldata/CAMPAIGN_NAME")["VALUE"] == f"Sale of {city}", "the edited value was not stored"
     shot("global-data")
 
+    # Usage: the executions above in the instance's books, with the chart of its days.
+    nav("Usage").click()
+    expect(page.get_by_role("heading", name="Usage")).to_be_visible()
+    usage_rows = page.get_by_role("table", name="Usage per day").locator("tbody tr")
+    expect(usage_rows).to_have_count(1)
+    expected = rest("GET", "/usage")["total"]
+    executed = sum(expected["calls"].values())
+    assert executed >= 2, f"the console's calls are in the books: {expected}"
+    expect(usage_rows.first).to_contain_text(datetime.now(timezone.utc).strftime("%Y-%m-%d"))
+    expect(page.get_by_role("main")).to_contain_text(f"over {executed} executions")
+    expect(page.get_by_role("img", name=re.compile("^Chart of processor time and executions from ")).locator("canvas")).to_have_count(1)
+    shot("usage")
+
     # Flows: the run WELCOME started, with its trace; the monitors page.
     nav("Flows").click()
     page.get_by_role("table", name="Flows").get_by_role("link", name="WELCOME_MAIL").click()

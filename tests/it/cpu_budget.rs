@@ -1,8 +1,10 @@
-//! CPU budgets and receipts (`runtime::fair`): a call past its `cpu_ms` ends `cpu` in the
-//! caller's status, the execution log, the metrics and `herald extension run`; an execution's
-//! receipt records the processor time it used, checked against what the kernel counted for the
-//! server process meanwhile; a budget over the operator's maximum is refused at upload. The real
-//! binary, so that the process's CPU time is the server's alone.
+//! CPU budgets, receipts and usage books (`runtime::fair`, `limits::usage`): a call past its
+//! `cpu_ms` ends `cpu` in the caller's status, the execution log, the metrics and `herald
+//! extension run`; an execution's receipt records the processor time it used, checked against
+//! what the kernel counted for the server process meanwhile; a budget over the operator's
+//! maximum is refused at upload; an instance's usage books add up its receipts, and each
+//! credential reads its own instance's only. The real binary, so that the process's CPU time is
+//! the server's alone.
 
 use std::time::Duration;
 
@@ -144,5 +146,77 @@ async fn a_receipt_records_the_processor_time_the_kernel_counted() {
     assert!(wall_us >= 300_000, "the guest kept busy 300 ms of the clock: {usage}");
     assert!(usage["peakMemoryBytes"].as_u64().unwrap() > 0, "{usage}");
     assert_eq!(usage["outboundRequests"], 0, "{usage}");
+    drop(server);
+}
+
+#[tokio::test]
+async fn usage_per_instance_adds_up_the_receipts_and_each_instance_reads_its_own() {
+    let data = tempfile::tempdir().unwrap();
+    let ops = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let database = herald_tests::TestDatabase::create().await;
+    let url = database.as_ref().map(|d| d.url.as_str());
+    let server = ServerProcess::start(data.path(), url, &["--ops-listen", &ops]).await;
+    let demo = Api::login(&server.base, "demo-public-key", "demo-public-secret").await;
+    let staging = Api::login(&server.base, "demo-staging-public-key", "demo-staging-public-secret").await;
+    let (_dir, limited) = busy_configured(&["--cpu-ms", "30"]).await;
+    upload(&demo, "busy.wasm", std::fs::read(env!("GUEST_BUSY")).unwrap()).await.expect(201);
+    upload(&demo, "limited.wasm", std::fs::read(&limited).unwrap()).await.expect(201);
+    for ms in [5, 10, 20] {
+        demo.get(&format!("/extensions/secure/busy?ms={ms}")).await.expect(200);
+    }
+    demo.get("/extensions/secure/limited?ms=1000").await.expect(504);
+    let busy = eventually(Duration::from_secs(10), "the three executions are recorded", || async {
+        let logs = demo.get("/extensions/logs/busy").await.json();
+        match logs.as_array() {
+            Some(list) if list.len() == 3 => Ok(list.clone()),
+            _ => Err(format!("{logs}")),
+        }
+    })
+    .await;
+    let limited = newest_log(&demo, "limited", 1).await;
+    let receipts: u64 = busy.iter().chain([&limited]).map(|e| e["usage"]["cpuUs"].as_u64().unwrap()).sum();
+
+    // The customer's own books: the receipts added up, by outcome.
+    let usage = demo.get("/usage").await.json();
+    assert_eq!(usage["instance"], "demo", "{usage}");
+    let total = &usage["total"];
+    assert_eq!(total["cpuUs"].as_u64(), Some(receipts), "the books are the receipts added up: {usage}");
+    assert_eq!((&total["calls"]["ok"], &total["calls"]["cpu"]), (&serde_json::json!(3), &serde_json::json!(1)), "{usage}");
+    // Another instance's credential reads that instance's books only, whatever it asks.
+    let other = staging.get("/usage").await.json();
+    assert_eq!(other["instance"], "demo-staging", "{other}");
+    assert_eq!(
+        (&other["total"]["cpuUs"], &other["total"]["calls"]["ok"]),
+        (&serde_json::json!(0), &serde_json::json!(0)),
+        "nothing of demo's: {other}"
+    );
+    assert!(other["total"]["storageBytes"].as_u64().unwrap() > 0, "its own storage, measured at the start: {other}");
+    staging.get("/usage?instance=demo").await.expect(400);
+    let bad = demo.get("/usage?since=last-week").await;
+    bad.expect(400);
+    assert!(bad.message().contains("YYYY-MM-DD"), "{}", bad.message());
+
+    // The operator reads every instance's, on the operator listener and with `herald usage`, each
+    // as docs/operating.md writes it.
+    let all: Value = reqwest::get(format!("http://{ops}/usage?instance=demo")).await.unwrap().json().await.unwrap();
+    let cpu: u64 = all.as_array().unwrap().iter().map(|l| l["cpuUs"].as_u64().unwrap()).sum();
+    assert_eq!(cpu, receipts, "{all}");
+    let operator = |args: &'static str| {
+        let mut command = tokio::process::Command::new(herald_binary());
+        command.args(args.split_whitespace().skip(1)).env("HERALD_DATA_DIR", data.path()).env_remove("HERALD_DATABASE_URL");
+        if let Some(url) = url {
+            command.env("HERALD_DATABASE_URL", url);
+        }
+        command
+    };
+    let table = operator("herald usage").output().await.unwrap();
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    assert!(table.lines().any(|l| l.starts_with("demo\ttotal\t")), "{table}");
+    let printed = operator("herald usage --instance demo --since 2026-12-01 --json").output().await.unwrap();
+    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+    let lines: Vec<Value> = String::from_utf8_lossy(&printed.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ok: u64 = lines.iter().map(|l| l["calls"]["ok"].as_u64().unwrap()).sum();
+    assert_eq!(ok, 3, "{lines:?}");
+    assert!(lines.iter().all(|l| l["instance"] == "demo"), "{lines:?}");
     drop(server);
 }

@@ -2,6 +2,7 @@
 
 pub mod authoring;
 pub mod env_sample;
+pub mod usage;
 
 use std::path::PathBuf;
 
@@ -55,6 +56,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Import recipients from a CSV or NDJSON file (upserts by a key field), with a progress bar.
     Import(ImportArgs),
+    /// What each instance's extensions used, per day: processor time, executions by outcome,
+    /// outbound traffic, rows written, storage (what an operator bills from).
+    Usage(usage::UsageArgs),
     /// Tools for extension authors.
     Extension {
         #[command(subcommand)]

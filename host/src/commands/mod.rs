@@ -5,6 +5,7 @@ pub mod authoring;
 mod export;
 mod import;
 mod secrets;
+mod usage;
 
 use std::time::Duration;
 
@@ -219,6 +220,7 @@ pub async fn run(command: Command) -> anyhow::Result<()> {
         Command::Secrets { command } => secrets::run(command).await,
         Command::Export(args) => export::run(args).await,
         Command::Import(args) => import::run(args).await,
+        Command::Usage(args) => usage::run(args).await,
         Command::Seed(args) => {
             let db = control_with_demo(&args.store).await?;
             let record = db.instance(&args.instance).await?.with_context(|| format!("no instance '{}'", args.instance))?;

@@ -31,6 +31,7 @@ mod serde_terms;
 mod tables;
 #[cfg(feature = "testing")]
 mod testing;
+mod usage;
 mod webapps;
 mod webdav;
 mod wire;
@@ -106,6 +107,7 @@ fn described() -> Vec<utoipa::openapi::OpenApi> {
         flows::Doc::openapi(),
         flow_runs::Doc::openapi(),
         flow_stats::Doc::openapi(),
+        usage::Doc::openapi(),
         register::Doc::openapi(),
         secrets::Doc::openapi(),
         monitors::Doc::openapi(),
@@ -136,6 +138,7 @@ pub fn api_router(ctx: ApiContext) -> PublicApp {
         .merge(flows::router())
         .merge(flow_runs::router())
         .merge(flow_stats::router())
+        .merge(usage::router())
         .merge(register::router())
         .merge(secrets::router())
         .merge(monitors::router())

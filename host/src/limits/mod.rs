@@ -5,6 +5,7 @@
 mod concurrency;
 mod daily;
 pub mod rate;
+pub mod usage;
 
 use std::sync::Arc;
 
@@ -22,6 +23,15 @@ pub use rate::RateSettings;
 pub struct InstanceCounts {
     in_flight: std::sync::OnceLock<Arc<concurrency::InFlight>>,
     today: std::sync::OnceLock<Arc<daily::DailyCount>>,
+    usage: std::sync::OnceLock<Arc<usage::UsageCount>>,
+}
+
+impl InstanceCounts {
+    /// The instance's count of what its extensions use (`usage.rs`), from `books` at the first
+    /// execution.
+    pub fn usage(&self, books: &usage::UsageBooks, customer_id: &str) -> &usage::UsageCount {
+        self.usage.get_or_init(|| books.count_of(customer_id))
+    }
 }
 
 /// `customer_id`'s count in a limiter's map, made at its first call.
@@ -46,4 +56,6 @@ pub struct Limits {
     pub concurrency: ConcurrencyLimiter,
     pub daily: Arc<DailyCounters>,
     pub rate: RateSettings,
+    /// What each instance's extensions use (`usage.rs`).
+    pub usage: Arc<usage::UsageBooks>,
 }

@@ -1,9 +1,11 @@
 //! The operator's listener (`--ops-listen`, off by default, never the public one): `/metrics`
 //! (Prometheus text), `/healthz` (the process answers) and `/readyz` (the control database answers
-//! and the server accepts calls: 503 otherwise), for scrapers, load balancers and orchestrators.
+//! and the server accepts calls: 503 otherwise), for scrapers, load balancers and orchestrators,
+//! and `/usage` (the usage books, `usage.rs`): what each instance used per day, to bill from.
 
 pub mod logs;
 pub mod metrics;
+pub mod usage;
 
 use std::sync::Arc;
 
@@ -23,11 +25,17 @@ pub struct OpsContext {
     pub control: ControlDb,
     pub tenants: Arc<Tenants>,
     pub daily: Arc<DailyCounters>,
+    pub usage: Arc<crate::limits::usage::UsageBooks>,
     pub clock: Arc<dyn Clock>,
 }
 
 pub fn router(ctx: OpsContext) -> Router {
-    Router::new().route("/metrics", get(scrape)).route("/healthz", get(healthz)).route("/readyz", get(readyz)).with_state(ctx)
+    Router::new()
+        .route("/metrics", get(scrape))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/usage", get(usage::operator_usage))
+        .with_state(ctx)
 }
 
 async fn healthz() -> &'static str {

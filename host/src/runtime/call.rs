@@ -19,6 +19,7 @@ use super::outcome::{is_memory, HostFault, Outcome};
 use super::state::{Authorizer, CallState};
 use super::warm::WarmKeyRef;
 use super::{Prepared, Runtime};
+use crate::limits::usage::Spent;
 use crate::secrets::redact;
 use crate::store::tenant::{ExecutionLog, Usage};
 use crate::tenants::Tenant;
@@ -347,6 +348,19 @@ impl Runtime {
             } else if failed {
                 tracing::info!(instance = store.data().tenant.customer_id(), extension = %id, %outcome, "an extension's call ended");
             }
+            // The instance's books (production calls only: a local run is the author's).
+            if let (Some(books), None) = (runtime.usage.get(), &journal) {
+                let spent = Spent {
+                    outcome: Outcome::ALL.iter().position(|o| *o == outcome).unwrap_or(0),
+                    cpu_us: usage.cpu_us,
+                    wait_us: usage.wait_us,
+                    outbound_requests: usage.outbound_requests,
+                    outbound_bytes: usage.outbound_bytes,
+                    rows_written: usage.rows_written,
+                };
+                let tenant = &store.data().tenant;
+                tenant.counts.usage(books, tenant.customer_id()).add(&spent);
+            }
             // The id goes into the record: the call needs it no more.
             let (mut entry, tenant) = execution_log(&store, id, started, outcome.stored(reason.as_deref()), withhold);
             entry.usage = Some(usage);
@@ -422,6 +436,7 @@ fn receipt(store: &Store<CallState>, meter: &CallMeter, started: Instant) -> Usa
         host_calls: state.host_calls,
         outbound_requests,
         outbound_bytes,
+        rows_written: state.rows_written.load(std::sync::atomic::Ordering::Relaxed),
     }
 }
 

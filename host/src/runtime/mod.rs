@@ -168,6 +168,8 @@ pub struct Runtime {
     /// The node's turns on the guest threads, shared between instances, and the threads.
     fair: Arc<fair::FairShare>,
     guests: fair::GuestThreads,
+    /// Where each instance's usage is counted (wired by the server; none in local runs).
+    usage: std::sync::OnceLock<Arc<crate::limits::usage::UsageBooks>>,
 }
 
 impl Drop for Runtime {
@@ -216,7 +218,13 @@ impl Runtime {
             call_targets: Default::default(),
             fair,
             guests,
+            usage: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Counts every production execution into `books` from now on.
+    pub fn wire_usage(&self, books: Arc<crate::limits::usage::UsageBooks>) {
+        let _ = self.usage.set(books);
     }
 
     /// The server's clock.

@@ -57,8 +57,10 @@ pub struct CallState {
     pub stderr: CapturedOutput,
     /// The http guest's instance in this store, once made: a reused store (`warm.rs`) keeps it.
     pub(crate) proxy: Option<Arc<Proxy>>,
-    /// Calls of `herald:platform` this call made, for its receipt.
+    /// Calls of `herald:platform` this call made, and the records its writes created, changed or
+    /// deleted, for its receipt.
     pub host_calls: u64,
+    pub rows_written: std::sync::atomic::AtomicU64,
 }
 
 impl CallState {
@@ -112,6 +114,7 @@ impl CallState {
             stderr,
             proxy: None,
             host_calls: 0,
+            rows_written: Default::default(),
         }
     }
 
@@ -133,6 +136,7 @@ impl CallState {
         self.stdout.clear();
         self.stderr.clear();
         self.host_calls = 0;
+        self.rows_written = Default::default();
         self.limits.peak = self.limits.bytes;
         self.outbound.sent = Arc::default();
         let kept = self.outbound.authorizer.take();

@@ -19,6 +19,7 @@ pub mod nodes;
 pub mod read_cache;
 pub mod schedules;
 pub mod tenant;
+pub mod usage;
 pub mod warm_connections;
 
 use std::path::{Path, PathBuf};

@@ -372,6 +372,8 @@ pub struct ExecutionUsage {
     pub outbound_requests: u64,
     /// The bytes of its outbound requests' bodies and of their answers' bodies.
     pub outbound_bytes: u64,
+    /// Records its writes through `herald:platform` created, changed or deleted.
+    pub rows_written: u64,
 }
 
 impl From<crate::store::tenant::Usage> for ExecutionUsage {
@@ -384,6 +386,7 @@ impl From<crate::store::tenant::Usage> for ExecutionUsage {
             host_calls: u.host_calls,
             outbound_requests: u.outbound_requests,
             outbound_bytes: u.outbound_bytes,
+            rows_written: u.rows_written,
         }
     }
 }

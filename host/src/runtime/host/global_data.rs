@@ -23,7 +23,7 @@ impl global_data::Host for DataView<'_> {
     async fn set(&mut self, name: String, value: String) -> Answer<()> {
         let tenant = Arc::clone(self.tenant);
         domain::global_data::set(&tenant, &name, &value).await.map_err(from_domain)?;
-        self.note_change(|| format!("global data {name} set to {}", serde_json::Value::String(value)));
+        self.note_change(1, || format!("global data {name} set to {}", serde_json::Value::String(value)));
         Ok(())
     }
 }

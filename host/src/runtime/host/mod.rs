@@ -73,6 +73,8 @@ pub(super) struct DataView<'a> {
     triggers: Option<&'a Arc<dyn Triggers>>,
     lineage: &'a Lineage,
     pub journal: Option<&'a Journal>,
+    /// The records this call's writes touched, for its receipt.
+    rows_written: &'a std::sync::atomic::AtomicU64,
 }
 
 /// The data interfaces' view of the call state, for their `add_to_linker`.
@@ -91,11 +93,14 @@ impl DataView<'_> {
             triggers: state.triggers.as_ref(),
             lineage: &state.lineage,
             journal: state.journal.as_ref(),
+            rows_written: &state.rows_written,
         }
     }
 
-    /// Notes a change for a local run's journal (none in production: the line is not made).
-    pub(super) fn note_change(&self, line: impl FnOnce() -> String) {
+    /// Counts a change of `rows` records for the call's receipt, and notes it for a local run's
+    /// journal (none in production: the line is not made).
+    pub(super) fn note_change(&self, rows: u64, line: impl FnOnce() -> String) {
+        self.rows_written.fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
         if let Some(journal) = self.journal {
             journal.note(line());
         }

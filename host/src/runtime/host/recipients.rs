@@ -62,7 +62,7 @@ impl recipients_write::Host for DataView<'_> {
         let tenant = Arc::clone(self.tenant);
         let values = person_values(&tenant.model, &fields)?;
         let stored = domain::recipients::create(&tenant, values).await.map_err(from_domain)?;
-        self.note_change(|| {
+        self.note_change(1, || {
             format!("recipient {} created: {}", recipient_id(&tenant.model, &stored.values), all_shown(&tenant.model, &stored.values))
         });
         self.happened(stored.key, Happening::Created).await;
@@ -77,7 +77,7 @@ impl recipients_write::Host for DataView<'_> {
         let given = self.journal.as_ref().map(|_| shown(model, &values));
         let stored =
             domain::recipients::update_by(&tenant, index, &value, values).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
-        self.note_change(|| format!("recipient {} updated: {}", recipient_id(model, &stored.values), given.unwrap_or_default()));
+        self.note_change(1, || format!("recipient {} updated: {}", recipient_id(model, &stored.values), given.unwrap_or_default()));
         Ok(person_fields(model, &stored.values))
     }
 
@@ -86,7 +86,7 @@ impl recipients_write::Host for DataView<'_> {
         let values = person_values(&tenant.model, &fields)?;
         let given = self.journal.as_ref().map(|_| shown(&tenant.model, &values));
         let (stored, created) = domain::recipients::upsert(&tenant, values).await.map_err(from_domain)?;
-        self.note_change(|| {
+        self.note_change(1, || {
             let id = recipient_id(&tenant.model, &stored.values);
             if created {
                 format!("recipient {id} created: {}", all_shown(&tenant.model, &stored.values))
@@ -107,7 +107,7 @@ impl recipients_write::Host for DataView<'_> {
             Some(r) => {
                 let deleted = domain::recipients::delete(&tenant, r.key).await.map_err(from_domain)?;
                 if deleted {
-                    self.note_change(|| format!("recipient {} deleted", recipient_id(&tenant.model, &r.values)));
+                    self.note_change(1, || format!("recipient {} deleted", recipient_id(&tenant.model, &r.values)));
                 }
                 Ok(deleted)
             }
@@ -130,7 +130,7 @@ impl recipients_write::Host for DataView<'_> {
         if let Some(EntryOutcome::Invalid(m)) = outcomes.iter().find(|o| matches!(o, EntryOutcome::Invalid(_))) {
             return Err(invalid(m.clone()).into());
         }
-        self.note_change(|| {
+        self.note_change(outcomes.len() as u64, || {
             format!("{}: {} record(s) upserted for recipient {}", def.name, outcomes.len(), recipient_id(model, &recipient.values))
         });
         Ok(outcomes.len() as u32)
@@ -147,7 +147,7 @@ impl recipients_write::Host for DataView<'_> {
         let outcomes = domain::tables::batch_delete(&tenant, &scope, ids).await.map_err(from_domain)?;
         let deleted = outcomes.iter().filter(|o| matches!(o, EntryOutcome::Deleted)).count() as u32;
         if deleted > 0 {
-            self.note_change(|| {
+            self.note_change(u64::from(deleted), || {
                 format!("{}: {deleted} record(s) deleted for recipient {}", def.name, recipient_id(model, &recipient.values))
             });
         }
@@ -160,7 +160,7 @@ impl recipients_write::Host for DataView<'_> {
         let r = domain::recipients::find(&tenant, index, &value).await.map_err(from_domain)?.ok_or(GuestError::NotFound)?;
         let now = self.clock.now_utc();
         domain::recipients::achieve_event(&tenant, r.key, &event, now).await.map_err(from_domain)?;
-        self.note_change(|| format!("event {event} achieved by recipient {}", recipient_id(&tenant.model, &r.values)));
+        self.note_change(1, || format!("event {event} achieved by recipient {}", recipient_id(&tenant.model, &r.values)));
         self.happened(r.key, Happening::EventAchieved(&event)).await;
         Ok(())
     }

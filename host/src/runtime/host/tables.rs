@@ -43,7 +43,7 @@ impl tables::Host for DataView<'_> {
         let scope = gdt(&tenant, &table)?;
         let values = field_values(Fields::table(scope.def), &fields, model)?;
         domain::tables::upsert(&tenant, &scope, &values).await.map_err(from_domain)?;
-        self.note_change(|| format!("{table}: record upserted: {}", shown_record(scope.def, model, &values)));
+        self.note_change(1, || format!("{table}: record upserted: {}", shown_record(scope.def, model, &values)));
         Ok(())
     }
 
@@ -53,7 +53,7 @@ impl tables::Host for DataView<'_> {
         let id = table_id(&tenant.model, scope.def, &id)?;
         let deleted = domain::tables::delete(&tenant, &scope, &id).await.map_err(from_domain)?;
         if deleted {
-            self.note_change(|| format!("{table}: record {} deleted", id.to_json(&tenant.model.formats)));
+            self.note_change(1, || format!("{table}: record {} deleted", id.to_json(&tenant.model.formats)));
         }
         Ok(deleted)
     }

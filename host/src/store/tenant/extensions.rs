@@ -240,6 +240,9 @@ pub struct Usage {
     pub outbound_requests: u64,
     /// The bytes of the outbound requests' bodies and of their answers' bodies.
     pub outbound_bytes: u64,
+    /// Records its writes through `herald:platform` created, changed or deleted.
+    #[serde(default)]
+    pub rows_written: u64,
 }
 
 /// Executions kept per extension.

@@ -23,6 +23,7 @@ mod recipients;
 mod records;
 mod schema;
 mod secrets;
+mod storage;
 
 pub use batches::RecipientBatches;
 pub use communications::Communication;

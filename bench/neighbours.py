@@ -2,10 +2,12 @@
 
     neighbours.py BASE TOKENS SECONDS BUSY_COUNTS
 
-TOKENS has one bearer token a line: the quiet instance's first, then the busy instances'. For
-each count N of BUSY_COUNTS (`0,1,5,50`), N busy instances each keep 20 calls in flight of
-`/extensions/secure/busy?ms=50` (50 ms of CPU-bound work a call; one keep-alive connection a
-call in flight, a thread each). After a 2 s warm-up, the busy instances' completed calls are
+TOKENS has one bearer token a line: the quiet instance's first, then the busy instances'. First
+the work of a busy call is calibrated: `/extensions/secure/busy?spins=K` (K thousand rounds of a
+loop) with K such that it takes 50 ms alone, the quickest of five. For each count N of
+BUSY_COUNTS (`0,1,5,50`), N busy instances each keep 20 such calls in flight (one keep-alive
+connection a call in flight, a thread each): a fixed amount of work a call, so that their
+completed calls a second are work done. After a 2 s warm-up, the busy instances' completed calls are
 counted for SECONDS without the quiet instance, then bench/paced_latency.py (another process,
 at real-time priority where allowed, so that this one's threads do not delay it) paces the quiet
 instance's calls at 200 a second on one connection: first its extension call that answers at
@@ -31,6 +33,24 @@ parts = urlsplit(base)
 IN_FLIGHT = 20
 
 
+def timed(path, token):
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    start = time.perf_counter()
+    conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+    response = conn.getresponse()
+    response.read()
+    if response.status != 200:
+        sys.exit(f"{path}: {response.status}")
+    return time.perf_counter() - start
+
+
+PROBE = 10000
+alone = min(timed(f"/extensions/secure/busy?spins={PROBE}", quiet) for _ in range(5))
+SPINS = max(1, int(PROBE * 0.050 / alone))
+BUSY_PATH = f"/extensions/secure/busy?spins={SPINS}"
+print(f"neighbours: a busy call is {SPINS}k spins ({PROBE}k took {alone * 1000:.1f} ms alone)", file=sys.stderr)
+
+
 class Busy:
     """N instances' calls in flight, counted by when they ended."""
 
@@ -47,7 +67,7 @@ class Busy:
         headers = {"Authorization": f"Bearer {token}"}
         while not self.stop.is_set():
             try:
-                conn.request("GET", "/extensions/secure/busy?ms=50", headers=headers)
+                conn.request("GET", BUSY_PATH, headers=headers)
                 response = conn.getresponse()
                 response.read()
                 status = response.status
@@ -72,13 +92,23 @@ class Busy:
 
 def paced(path):
     """p50, p99 (ms from due) and the number of calls of the quiet instance's paced run."""
-    done = subprocess.run(
-        [sys.executable, "bench/paced_latency.py", base + path, quiet, str(seconds), "200"], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "bench/paced_latency.py", base + path, quiet, str(seconds), "200"], capture_output=True, text=True)
+    if done.returncode != 0:
+        # A call not answered 200 ends the paced run: say which, in the row.
+        print(f"neighbours: {path}: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
+        return "failed", "failed", "0"
     shape = next(line for line in done.stderr.splitlines() if "from due" in line).split()
     count = done.stdout.split()[2]
     return shape[shape.index("p50") + 1], shape[shape.index("p99") + 1], count
 
+
+# A warm-up of both paced calls (the first seconds of a new server are slower: its caches, the
+# instance's connections), not counted.
+warm_seconds = seconds
+seconds = 3
+paced("/extensions/secure/busy")
+paced("/recipients/1")
+seconds = warm_seconds
 
 for n in [int(c) for c in counts.split(",")]:
     if n > len(busy_tokens):

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Neighbours (issue 72): what busy instances within their limits take from a quiet one. One
 # `herald serve` (release; SQLite, or PostgreSQL with DATABASE_URL as for bench/lib.sh) with 51
-# production instances of one small model, the busy guest (guest-examples/rust/busy: `?ms=50`
-# keeps the processor busy 50 ms, no query answers at once) uploaded to each. The quiet instance
+# production instances of one small model, the busy guest (guest-examples/rust/busy: `?spins=K`
+# is a fixed loop, calibrated to take 50 ms alone; no query answers at once) uploaded to each. The quiet instance
 # paces 200 calls a second on one connection (bench/paced_latency.py): its extension call that
 # answers at once, then `GET /recipients/1` (no extension at all); alone, then beside 1, 5 and 50
 # busy instances each keeping 20 calls in flight, their 20 allowed (bench/neighbours.py). Also the
@@ -93,7 +93,7 @@ PID=
 echo
 echo "## Neighbours: $(nproc) cores, ${DATABASE_URL:+PostgreSQL}${DATABASE_URL:-SQLite}, $SECONDS_EACH s a measure, $(basename "$BIN")"
 echo
-echo "| busy instances (20 calls of 50 ms CPU in flight each) | quiet extension call p50 / p99 (ms) | calls made (of $((200 * ${SECONDS_EACH%.*}))) | quiet GET /recipients/1 p50 / p99 (ms) | busy calls/s without the quiet one / beside it | busy calls not 200 |"
+echo "| busy instances (20 calls of 50 ms of CPU in flight each) | quiet extension call p50 / p99 (ms) | calls made (of $((200 * ${SECONDS_EACH%.*}))) | quiet GET /recipients/1 p50 / p99 (ms) | busy calls/s without the quiet one / beside it | busy calls not 200 |"
 echo "|---|---|---|---|---|---|"
 awk '{ printf "| %s | %s / %s | %s | %s / %s | %s / %s | %s |\n", $1, $2, $3, $4, $5, $6, $8, $9, $10 }' "$WORK/rows"
 awk 'NR == 1 { e = $3; g = $6 } NR > 1 && $1 > 0 {

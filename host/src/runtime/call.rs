@@ -140,6 +140,10 @@ pub struct Call {
     pub journal: Option<Journal>,
 }
 
+/// A guest that has run this long on one turn yields at its next tick whether or not anyone is
+/// known to wait (an execution woken from I/O tells the fair share only once polled).
+const YIELD_AFTER_NS: u64 = super::engine::TICK.as_nanos() as u64;
+
 /// How an execution ended, with the lines its guest logged.
 pub(crate) type Ended<T> = (Result<T, CallFailure>, Vec<String>);
 
@@ -287,7 +291,9 @@ impl Runtime {
                 let in_poll = ticks.in_poll();
                 if ticks.spent_budget(in_poll) {
                     Ok(UpdateDeadline::Interrupt)
-                } else if fair.should_yield(account, in_poll) {
+                } else if in_poll >= YIELD_AFTER_NS || fair.should_yield(account, in_poll) {
+                    // After a whole tick it yields whoever waits: an execution woken from I/O is
+                    // in line only once a guest thread has polled it.
                     Ok(UpdateDeadline::Yield(1))
                 } else {
                     Ok(UpdateDeadline::Continue(1))

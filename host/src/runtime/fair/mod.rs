@@ -7,12 +7,18 @@
 //! holds no turn, and only guests that can run compete for the threads.
 //!
 //! Who gets a free turn, and who should give theirs back, is `shares.rs`: the instance with the
-//! least CPU used per weight. A guest is asked at every epoch tick (`engine::TICK`) through its
-//! store's epoch callback (`call.rs`): it yields (`UpdateDeadline::Yield`) when an execution that
-//! is due before it waits, and otherwise runs on. An execution that starts waiting while its
+//! least CPU used per weight. A new execution asks for its first turn on its caller's thread,
+//! before it is spawned: while every guest thread is inside a guest, an execution that asked only
+//! once a thread polled it could not tell the running guests it waits. A running guest is asked at
+//! every epoch tick (`engine::TICK`) through its store's epoch callback (`call.rs`): it yields
+//! (`UpdateDeadline::Yield`) when an execution that is due before it waits, and after a whole tick
+//! on one turn in any case (an execution woken from I/O asks for its turn only once a guest
+//! thread has polled it); otherwise it runs on. An execution that starts waiting while its
 //! instance has nothing running advances the engine's epoch at once, so the running guests are
 //! asked at their next loop or call rather than at the next tick: a quiet instance's call waits
-//! for a turn about as long as a guest takes to reach its next check, not a tick.
+//! for a turn about as long as a guest takes to reach its next check, not a tick. The guest
+//! threads look at their runtime's shared queue before every task of their own
+//! (`threads.rs`), so an execution given a turn there is polled next.
 //!
 //! What is counted is CPU time (`meter.rs`): time in the execution's polls, on the thread's CPU
 //! clock for a poll of 1 ms or more. Time waiting for a turn is counted apart (`wait_ns`).
@@ -58,8 +64,34 @@ impl FairShare {
     }
 
     /// Runs `execution` of `account` (`join`) on its turns, counting what it uses into `meter`.
+    /// Its first turn is asked for here, on the caller's thread, before the execution reaches a
+    /// guest thread: while every guest thread is busy, a new execution polled only once a
+    /// thread is free could not tell the running guests that it waits, and they would not give
+    /// way to it.
     pub fn metered<F: Future>(self: &Arc<Self>, account: AccountId, meter: Arc<CallMeter>, execution: F) -> Metered<F> {
-        Metered { execution: Box::pin(execution), fair: Arc::clone(self), account, meter, turn: Turn::None }
+        let turn = match self.request(account) {
+            None => Turn::Granted,
+            Some(ticket) => Turn::Waiting(ticket, Instant::now()),
+        };
+        Metered { execution: Box::pin(execution), fair: Arc::clone(self), account, meter, turn }
+    }
+
+    /// A turn for `account`: `None` when it is given at once, otherwise its place in line (and
+    /// the running guests are asked to check at once when nothing of the account runs).
+    fn request(&self, account: AccountId) -> Option<Ticket> {
+        let ticket = Ticket(Arc::default());
+        let starved = {
+            let mut shares = self.lock();
+            if shares.acquire(account, ticket.clone()) == Acquired::Now {
+                return None;
+            }
+            self.contended.store(true, Ordering::Relaxed);
+            !shares.is_running(account)
+        };
+        if starved {
+            (self.kick)();
+        }
+        Some(ticket)
     }
 
     /// Whether an execution of `account` that has used `in_progress_ns` on its turn should give it
@@ -140,6 +172,8 @@ impl Ticket {
 enum Turn {
     /// Holds no turn and waits for none (between two polls).
     None,
+    /// Was given a turn before its first poll.
+    Granted,
     /// In line since then.
     Waiting(Ticket, Instant),
 }
@@ -158,40 +192,19 @@ impl<F: Future> Future for Metered<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
-        match &this.turn {
-            Turn::None => {
-                let ticket = Ticket(Arc::default());
-                let (queued, starved) = {
-                    let mut shares = this.fair.lock();
-                    let queued = shares.acquire(this.account, ticket.clone()) == Acquired::Queued;
-                    if queued {
-                        this.fair.contended.store(true, Ordering::Relaxed);
-                    }
-                    (queued, queued && !shares.is_running(this.account))
-                };
-                if queued {
-                    let waiting_since = Instant::now();
-                    if ticket.granted_or_wake(cx.waker()) {
-                        this.meter.waited(waiting_since.elapsed());
-                    } else {
-                        this.turn = Turn::Waiting(ticket, waiting_since);
-                        // Nothing of this instance runs: the running guests check at once.
-                        if starved {
-                            (this.fair.kick)();
-                        }
-                        return Poll::Pending;
-                    }
-                }
-            }
-            Turn::Waiting(ticket, since) => {
-                if !ticket.granted_or_wake(cx.waker()) {
-                    return Poll::Pending;
-                }
-                this.meter.waited(since.elapsed());
-                this.turn = Turn::None;
+        if let Turn::None = this.turn {
+            if let Some(ticket) = this.fair.request(this.account) {
+                this.turn = Turn::Waiting(ticket, Instant::now());
             }
         }
+        if let Turn::Waiting(ticket, since) = &this.turn {
+            if !ticket.granted_or_wake(cx.waker()) {
+                return Poll::Pending;
+            }
+            this.meter.waited(since.elapsed());
+        }
         // On a turn: poll, count, and give the turn back (the next poll asks again).
+        this.turn = Turn::None;
         this.meter.begin_poll();
         let polled = this.execution.as_mut().poll(cx);
         let used = this.meter.end_poll();
@@ -203,21 +216,20 @@ impl<F: Future> Future for Metered<F> {
 impl<F> Drop for Metered<F> {
     fn drop(&mut self) {
         let mut shares = self.fair.lock();
-        if let Turn::Waiting(ticket, _) = std::mem::replace(&mut self.turn, Turn::None) {
-            // Granted meanwhile: the turn passes on.
-            if !shares.cancel(self.account, &ticket) {
-                let next = shares.release(self.account, 0);
-                self.fair.contended.store(shares.has_waiting(), Ordering::Relaxed);
-                shares.leave(self.account);
-                drop(shares);
-                if let Some((_, ticket)) = next {
-                    ticket.grant();
-                }
-                return;
-            }
-            self.fair.contended.store(shares.has_waiting(), Ordering::Relaxed);
-        }
+        let next = match std::mem::replace(&mut self.turn, Turn::None) {
+            Turn::None => None,
+            // A turn given and never used (the execution dropped before its first poll) passes on;
+            // so does one given while it waited.
+            Turn::Granted => shares.release(self.account, 0),
+            Turn::Waiting(ticket, _) if !shares.cancel(self.account, &ticket) => shares.release(self.account, 0),
+            Turn::Waiting(..) => None,
+        };
+        self.fair.contended.store(shares.has_waiting(), Ordering::Relaxed);
         shares.leave(self.account);
+        drop(shares);
+        if let Some((_, ticket)) = next {
+            ticket.grant();
+        }
     }
 }
 
@@ -265,10 +277,11 @@ mod tests {
             hold.await.unwrap();
         }));
         running.await.unwrap();
-        // b waits while a runs, and is dropped before its turn: a's next turn is not lost.
+        // b waits while a runs, and is dropped before its turn: a's next turn is not lost. It asks
+        // for its turn when it is made, before any poll.
         let mut waiting = Box::pin(fair.metered(fair.join("b", 100), Arc::default(), async {}));
+        assert_eq!(kicks.load(Ordering::Relaxed), 1, "nothing of b runs: the running guests are asked at once");
         assert!(futures_util::poll!(waiting.as_mut()).is_pending(), "a holds the only turn");
-        assert_eq!(kicks.load(Ordering::Relaxed), 1, "nothing of b ran: the running guests are asked at once");
         drop(waiting);
         release.send(()).unwrap();
         tokio::time::timeout(std::time::Duration::from_secs(5), holder).await.unwrap().unwrap();

@@ -28,6 +28,10 @@ impl GuestThreads {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("herald-guest")
+            // An execution given a turn before its first poll waits in the runtime's shared queue:
+            // a thread looks there before each task of its own, not every 61 (tokio's default),
+            // which behind guests that take turns would keep it waiting for seconds.
+            .global_queue_interval(1)
             .on_thread_start(move || {
                 crate::scheduling::lower_priority(nice, "guest threads");
                 crate::scheduling::long_turns();

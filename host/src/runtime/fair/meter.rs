@@ -11,9 +11,11 @@
 //!   which is its CPU time unless the kernel ran another thread on its core meanwhile (an
 //!   interruption counted in, at most the rest of that millisecond);
 //! - a longer one is charged from the thread's CPU clock: what the thread used since it last
-//!   read that clock, less what the short polls in between were charged. It is exact for the
-//!   poll, plus the little the thread did between polls (tokio's own work, an outbound
-//!   connection's task), and never more than the poll's wall time.
+//!   read that clock, less what the short polls in between were charged; that is the poll, plus
+//!   the little the thread did between polls (tokio's own work, an outbound connection's task),
+//!   never more than the poll's wall time, and never less than what the thread used since the
+//!   poll's first reading (its first epoch tick): short polls that the kernel interrupted were
+//!   charged more than they used, which would otherwise be taken off this one again.
 //!
 //! The epoch callback asks the same during a poll (`in_poll`), for the CPU budget and the fair
 //! share. Every field is an atomic only so that the callback (a closure of the store) and the
@@ -41,8 +43,13 @@ pub struct CallMeter {
     wait_ns: AtomicU64,
     /// When the current poll began, in nanoseconds since `origin()`.
     poll_started: AtomicU64,
+    /// The thread's CPU clock at the current poll's first reading of it (`NO_MARK` before).
+    cpu_mark: AtomicU64,
     over_budget: AtomicBool,
 }
+
+/// No reading of the CPU clock in this poll yet.
+const NO_MARK: u64 = u64::MAX;
 
 impl Default for CallMeter {
     fn default() -> CallMeter {
@@ -57,6 +64,7 @@ impl CallMeter {
             cpu_ns: AtomicU64::new(0),
             wait_ns: AtomicU64::new(0),
             poll_started: AtomicU64::new(0),
+            cpu_mark: AtomicU64::new(NO_MARK),
             over_budget: AtomicBool::new(false),
         }
     }
@@ -69,6 +77,22 @@ impl CallMeter {
             }
         });
         self.poll_started.store(since_origin(), Relaxed);
+        self.cpu_mark.store(NO_MARK, Relaxed);
+    }
+
+    /// A long poll's CPU from the thread's clock read `now`: what the thread used since its last
+    /// reading less the short polls charged meanwhile, but never less than what it used since
+    /// this poll's first reading (exact: short polls that the kernel interrupted were charged
+    /// more than they used, and would be taken off twice) nor more than the poll's wall time.
+    fn long_poll(&self, now: u64, wall: u64, (read, charged): (u64, u64)) -> u64 {
+        let since_mark = match self.cpu_mark.load(Relaxed) {
+            NO_MARK => {
+                self.cpu_mark.store(now, Relaxed);
+                0
+            }
+            mark => now.saturating_sub(mark),
+        };
+        now.saturating_sub(read).saturating_sub(charged).max(since_mark).min(wall)
     }
 
     /// The CPU the current poll has used so far (from inside a poll: the epoch callback, the
@@ -78,8 +102,7 @@ impl CallMeter {
         if wall < SHORT_POLL_NS {
             return wall;
         }
-        let (read, charged) = THREAD_CLOCK.with(Cell::get);
-        thread_cpu_ns().saturating_sub(read).saturating_sub(charged).min(wall)
+        self.long_poll(thread_cpu_ns(), wall, THREAD_CLOCK.with(Cell::get))
     }
 
     /// Ends the current poll: what it used is added to the call's CPU time, and returned.
@@ -93,7 +116,7 @@ impl CallMeter {
             }
             let now = thread_cpu_ns();
             clock.set((now, 0));
-            now.saturating_sub(read).saturating_sub(charged).min(wall)
+            self.long_poll(now, wall, (read, charged))
         });
         self.cpu_ns.fetch_add(used, Relaxed);
         used

@@ -455,11 +455,6 @@ impl Runtime {
         config.cpu_ms.map(Duration::from_millis).unwrap_or(self.settings.cpu_budget).min(self.settings.max_cpu_budget)
     }
 
-    /// How many guest threads (turns of the fair share) this node has.
-    pub fn guest_threads(&self) -> usize {
-        self.guests.threads()
-    }
-
     /// The deadline of an asynchronous execution: the extension's own timeout, or else the
     /// queue's execution limit, never beyond that limit.
     pub fn deadline_within(&self, config: &ExtensionConfig, limit: Duration) -> Duration {

@@ -100,11 +100,6 @@ impl FairShare {
         self.contended.load(Ordering::Relaxed) && self.lock().should_yield(account, in_progress_ns)
     }
 
-    /// How many turns there are (the guest threads).
-    pub fn slots(&self) -> usize {
-        self.lock().slots()
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Shares<Ticket>> {
         // The books stay consistent across a panic elsewhere: every change is made whole.
         self.shares.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -76,10 +76,6 @@ impl<W: PartialEq> Shares<W> {
         }
     }
 
-    pub fn slots(&self) -> usize {
-        self.slots
-    }
-
     /// Whether any execution waits for a turn.
     pub fn has_waiting(&self) -> bool {
         !self.ready.is_empty()
